@@ -1,0 +1,61 @@
+"""The seam between a run and whatever executes its actions."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from polyloop._json import freeze_arguments
+from polyloop.types import ActionOutcome
+
+__all__ = ["Action", "ActionExecutor", "ToolCall"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCall:
+    """One tool call as the model sent it.
+
+    `arguments` is kept whatever its type (judging it is `ToolRegistry.validate`'s job), but
+    mappings and lists inside it are stored deep-frozen, so the recorded call can never change
+    after the fact — not even when a handler mutates what it was given.
+    """
+
+    name: str
+    arguments: Any
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str):
+            raise TypeError(f"ToolCall.name must be a str, got {type(self.name).__name__}")
+        object.__setattr__(self, "arguments", freeze_arguments(self.arguments))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Action:
+    """One step of an agent: either a tool call or a block of code, never both."""
+
+    tool_call: ToolCall | None = None
+    code: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.tool_call is not None and not isinstance(self.tool_call, ToolCall):
+            raise TypeError(
+                f"Action.tool_call must be a ToolCall, got {type(self.tool_call).__name__}"
+            )
+        if self.code is not None and not isinstance(self.code, str):
+            raise TypeError(f"Action.code must be a str, got {type(self.code).__name__}")
+        if (self.tool_call is None) == (self.code is None):
+            raise ValueError("an Action needs exactly one of tool_call= or code=")
+
+
+@runtime_checkable
+class ActionExecutor(Protocol):
+    """Anything that turns an action into an outcome."""
+
+    async def execute(self, action: Action) -> ActionOutcome:
+        """Run `action` and describe what happened."""
+        ...
+
+    def parameters(self) -> Mapping[str, str]:
+        """Settings that a run must record to be reproducible."""
+        ...

@@ -1,0 +1,518 @@
+"""Tool specs, the immutable registry, argument validation and the registry-derived executor.
+
+Registration, the schema the model sees, validation and dispatch all come from one
+`ToolRegistry` instance, so they cannot drift apart: a tool the model can see is a tool the
+executor can run, and `restrict_to` carries each handler along with its spec (design 0008).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import numbers
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from polyloop._json import freeze_json, shorten, thaw, thaw_arguments
+from polyloop.ports import Action, ToolCall
+from polyloop.types import ActionOutcome, ActionStatus, ReplayPolicy
+
+__all__ = [
+    "RegistryExecutor",
+    "ToolEnvironmentError",
+    "ToolHandler",
+    "ToolRegistry",
+    "ToolSpec",
+    "ToolValidationError",
+]
+
+ToolHandler = Callable[[dict[str, Any]], Awaitable[str]]
+"""An async callable taking the call's arguments (a fresh plain dict) and returning the text."""
+
+
+class ToolValidationError(ValueError):
+    """A tool call was refused before its handler ran (unknown tool or invalid arguments).
+
+    The dispatch path catches only this class, never `ValueError`: catching `ValueError` would
+    turn a handler's own `ValueError` into "invalid arguments" and let the model retry a broken
+    tool forever.
+    """
+
+
+class ToolEnvironmentError(Exception):
+    """Raised by a handler when the environment is broken (backend unreachable, disk gone).
+
+    It is the only way a tool reports `ENV_ERROR`; every other exception is an ordinary
+    observation the model can react to. Without it a dead backend would quietly burn the
+    step budget.
+    """
+
+
+def _is_async_callable(handler: object) -> bool:
+    while isinstance(handler, functools.partial):
+        handler = handler.func
+    if isinstance(handler, type):
+        # Calling a class builds an instance; it never returns a coroutine.
+        return False
+    if inspect.iscoroutinefunction(handler):
+        return True
+    return inspect.iscoroutinefunction(getattr(handler, "__call__", None))  # noqa: B004
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolSpec:
+    """Everything the library knows about one tool.
+
+    `handler` is the last field because new fields are only ever appended (0008 decision 1):
+    an insertion would silently change the meaning of positional calls elsewhere. The default
+    replay policy is `NEVER`, so a forgotten declaration costs one extra stop at recovery,
+    never a silently repeated side effect.
+    """
+
+    name: str
+    description: str
+    parameters: Mapping[str, object]
+    replay_policy: ReplayPolicy = ReplayPolicy.NEVER
+    completes_run: bool = False
+    handler: ToolHandler | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str):
+            raise TypeError(f"ToolSpec.name must be a str, got {type(self.name).__name__}")
+        if not self.name.strip():
+            raise ValueError(
+                f"ToolSpec.name must not be blank (got {self.name!r}); "
+                "a blank name is invisible in a prompt"
+            )
+        label = shorten(repr(self.name))
+        if not isinstance(self.description, str):
+            raise TypeError(
+                f"ToolSpec.description of tool {label} must be a str, "
+                f"got {type(self.description).__name__}"
+            )
+        if not isinstance(self.parameters, Mapping):
+            raise TypeError(
+                f"ToolSpec.parameters of tool {label} must be a JSON Schema mapping, "
+                f"got {type(self.parameters).__name__}"
+            )
+        object.__setattr__(self, "parameters", freeze_json(self.parameters, "parameters"))
+        if not isinstance(self.replay_policy, ReplayPolicy):
+            raise TypeError(
+                f"ToolSpec.replay_policy of tool {label} must be a ReplayPolicy, "
+                f"got {type(self.replay_policy).__name__}"
+            )
+        if not isinstance(self.completes_run, bool):
+            raise TypeError(
+                f"ToolSpec.completes_run of tool {label} must be a bool, "
+                f"got {type(self.completes_run).__name__}"
+            )
+        if self.handler is not None:
+            if not callable(self.handler):
+                raise TypeError(
+                    f"ToolSpec.handler of tool {label} must be callable, "
+                    f"got {type(self.handler).__name__}"
+                )
+            if not _is_async_callable(self.handler):
+                raise TypeError(
+                    f"ToolSpec.handler of tool {label} must be an async callable; "
+                    f"{shorten(repr(self.handler))} is not — declare it with `async def`"
+                )
+
+
+# --- validation --------------------------------------------------------------------------------
+
+_MODERN_DIALECTS = ("/draft/2020-12/", "/draft/2019-09/")
+_DRAFT3 = "/draft-03/"
+
+
+def _is_integer(value: object) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    # A float with no fractional part is an integer from draft-06 on; accepting it under
+    # draft-04 too is merely lenient, never a false rejection.
+    return isinstance(value, float) and value.is_integer()
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, numbers.Number) and not isinstance(value, bool)
+
+
+_TYPE_CHECKS: dict[str, Callable[[object], bool]] = {
+    "string": lambda value: isinstance(value, str),
+    "integer": _is_integer,
+    "number": _is_number,
+    "boolean": lambda value: isinstance(value, bool),
+    "null": lambda value: value is None,
+    "array": lambda value: isinstance(value, (list, tuple)),
+    "object": lambda value: isinstance(value, Mapping),
+}
+
+
+def _json_type_name(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, numbers.Number):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    if isinstance(value, Mapping):
+        return "object"
+    return f"non-JSON {shorten(type(value).__name__, 40)}"
+
+
+def _type_check(schema: object, legacy: bool) -> tuple[Callable[[object], bool], str] | None:
+    """The V6 check for one property schema, or None when its type cannot certainly be judged."""
+    if not isinstance(schema, Mapping) or "type" not in schema:
+        return None
+    if legacy and "$ref" in schema:
+        return None  # up to draft-07 a $ref makes its sibling keywords inert
+    declared = schema["type"]
+    names = [declared] if isinstance(declared, str) else declared
+    if not isinstance(names, (list, tuple)) or not names:
+        return None
+    if not all(isinstance(name, str) and name in _TYPE_CHECKS for name in names):
+        return None  # an unknown type name (or a draft-03 schema) accepts everything
+    if len(names) == 1:
+        return _TYPE_CHECKS[names[0]], names[0]
+    checks = tuple(_TYPE_CHECKS[name] for name in names)
+    return (lambda value: any(check(value) for check in checks)), " or ".join(names)
+
+
+def _quoted_list(items: Iterable[object], limit: int = 10) -> str:
+    items = list(items)
+    shown = ", ".join(shorten(repr(item), 40) for item in items[:limit])
+    if len(items) > limit:
+        shown += f" and {len(items) - limit} more"
+    return shown
+
+
+class _CompiledTool:
+    """One spec's checks, derived once at registry construction and run on every call.
+
+    Interpreting the schema on every call costs several times the handler's own dispatch;
+    compiling it into a few tuples keeps validation close to a dictionary lookup.
+    """
+
+    __slots__ = ("allowed", "handler", "label", "name", "required", "spec", "typed")
+
+    def __init__(self, spec: ToolSpec) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.label = shorten(repr(spec.name))
+        self.handler = spec.handler
+        params = spec.parameters
+        dialect = params.get("$schema")
+        modern = dialect is None or (
+            isinstance(dialect, str) and any(marker in dialect for marker in _MODERN_DIALECTS)
+        )
+        # Unrecognised dialects are treated like draft-07: that only ever checks less.
+        legacy = not modern
+        self.required: tuple[str, ...] = ()
+        self.allowed: frozenset[str] | None = None
+        self.typed: tuple[tuple[str, Callable[[object], bool], str], ...] = ()
+        if legacy and "$ref" in params:
+            return  # the root's required/properties/additionalProperties are all inert
+        draft3 = isinstance(dialect, str) and _DRAFT3 in dialect
+        required = params.get("required")
+        if (
+            not draft3
+            and isinstance(required, tuple)
+            and all(isinstance(key, str) for key in required)
+        ):
+            self.required = tuple(dict.fromkeys(required))
+        properties = params.get("properties", {})
+        if not isinstance(properties, Mapping):
+            return
+        if params.get("additionalProperties") is False and "patternProperties" not in params:
+            self.allowed = frozenset(properties)
+        typed = []
+        for key, schema in properties.items():
+            check = _type_check(schema, legacy)
+            if check is not None:
+                typed.append((key, *check))
+        self.typed = tuple(typed)
+
+    def problem(self, arguments: object) -> str | None:
+        """The rejection message for `arguments`, or None when they pass the subset."""
+        if not isinstance(arguments, Mapping):
+            return (
+                f"arguments for tool {self.label} must be a JSON object, "
+                f"got {_json_type_name(arguments)}"
+            )
+        problems = []
+        missing = [key for key in self.required if key not in arguments]
+        if missing:
+            problems.append(f"missing required argument(s) {_quoted_list(missing)}")
+        if self.allowed is not None:
+            extra = [key for key in arguments if key not in self.allowed]
+            if extra:
+                accepted = _quoted_list(sorted(self.allowed)) or "none"
+                problems.append(
+                    f"unexpected argument(s) {_quoted_list(extra)} (accepted: {accepted})"
+                )
+        wrong = [
+            f"{shorten(repr(key), 40)} must be {expected}, got {_json_type_name(arguments[key])}"
+            for key, check, expected in self.typed
+            if key in arguments and not check(arguments[key])
+        ]
+        if wrong:
+            problems.append("; ".join(wrong[:10]))
+        if not problems:
+            return None
+        return shorten(f"invalid arguments for tool {self.label}: " + "; ".join(problems), 1900)
+
+
+# --- the registry ------------------------------------------------------------------------------
+
+
+class ToolRegistry:
+    """An immutable, ordered set of tool specs: the single source for every tool decision."""
+
+    __slots__ = ("_compiled", "_names", "_specs")
+    __hash__ = None  # type: ignore[assignment]  # equal by content, so it cannot be hashed
+
+    def __init__(self, specs: Iterable[ToolSpec] = ()) -> None:
+        if isinstance(specs, (str, bytes, Mapping)) or not isinstance(specs, Iterable):
+            raise TypeError(
+                f"ToolRegistry(specs) takes an iterable of ToolSpec, got {type(specs).__name__}"
+            )
+        collected = tuple(specs)
+        compiled: dict[str, _CompiledTool] = {}
+        for position, spec in enumerate(collected):
+            if not isinstance(spec, ToolSpec):
+                raise TypeError(
+                    f"ToolRegistry item {position} is a {type(spec).__name__}, not a ToolSpec"
+                )
+            if spec.name in compiled:
+                raise ValueError(f"duplicate tool name {shorten(repr(spec.name))}")
+            compiled[spec.name] = _CompiledTool(spec)
+        self._specs = collected
+        self._names = tuple(compiled)
+        self._compiled = compiled
+
+    @classmethod
+    def _trusted(cls, specs: tuple[ToolSpec, ...], compiled: dict[str, _CompiledTool]) -> Any:
+        registry = cls.__new__(cls)
+        registry._specs = specs
+        registry._names = tuple(compiled)
+        registry._compiled = compiled
+        return registry
+
+    @property
+    def specs(self) -> tuple[ToolSpec, ...]:
+        """The specs in registration order."""
+        return self._specs
+
+    def names(self) -> tuple[str, ...]:
+        """Tool names in registration order."""
+        return self._names
+
+    def spec_for(self, name: str) -> ToolSpec | None:
+        """The spec named `name`, or None: asking about an unknown name is normal (R7)."""
+        entry = self._compiled.get(name) if isinstance(name, str) else None
+        return None if entry is None else entry.spec
+
+    def restrict_to(self, names: Iterable[str]) -> ToolRegistry:
+        """A new registry with only the named tools, in registration order.
+
+        Unknown names raise instead of being dropped: a silently missing tool looks to the
+        model like a tool that vanished mid-run.
+        """
+        if isinstance(names, (str, bytes)) or not isinstance(names, Iterable):
+            raise TypeError(
+                "restrict_to(names) takes an iterable of tool names (e.g. a list or set), "
+                f"got {type(names).__name__}"
+            )
+        wanted = set()
+        for name in names:
+            if not isinstance(name, str):
+                raise TypeError(f"restrict_to: tool names must be str, got {type(name).__name__}")
+            wanted.add(name)
+        unknown = sorted(wanted.difference(self._compiled))
+        if unknown:
+            raise ValueError(
+                f"restrict_to: unknown tool name(s) {_quoted_list(unknown, 20)}; "
+                f"available: {_quoted_list(self._names, 50) or 'none'}"
+            )
+        kept = tuple(spec for spec in self._specs if spec.name in wanted)
+        compiled = {spec.name: self._compiled[spec.name] for spec in kept}
+        result: ToolRegistry = self._trusted(kept, compiled)
+        return result
+
+    def schema_for_model(self) -> list[dict[str, Any]]:
+        """Per tool, in order, exactly name, description and parameters — as fresh plain data.
+
+        Nothing else about a tool (handler, replay policy, completion flag, any later field)
+        reaches the model.
+        """
+        return [
+            {
+                "name": spec.name,
+                "description": spec.description,
+                "parameters": thaw(spec.parameters),
+            }
+            for spec in self._specs
+        ]
+
+    def validate(self, call: ToolCall) -> None:
+        """Raise `ToolValidationError` if `call` is certainly wrong; return None otherwise.
+
+        Only a deliberate subset of JSON Schema is checked (tool exists, arguments are an
+        object, required keys, `additionalProperties: false`, top-level types): a false
+        rejection would trap the model, while anything missed here fails in the handler and
+        comes back as an observation the model can correct.
+        """
+        if not isinstance(call, ToolCall):
+            raise TypeError(f"validate(call) takes a ToolCall, got {type(call).__name__}")
+        message = self._problem(call)
+        if message is not None:
+            raise ToolValidationError(message)
+
+    def _problem(self, call: ToolCall) -> str | None:
+        entry = self._compiled.get(call.name)
+        if entry is None:
+            return self._unknown_tool(call.name)
+        return entry.problem(call.arguments)
+
+    def _unknown_tool(self, name: str) -> str:
+        visible = _quoted_list(self._names, 20) if self._names else "none"
+        return f"unknown tool {shorten(repr(name))}; the available tools are: {visible}"
+
+    def executor(self) -> RegistryExecutor:
+        """An executor dispatching to these specs' handlers (every spec must have one)."""
+        return RegistryExecutor(self)
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    def __iter__(self) -> Iterator[ToolSpec]:
+        return iter(self._specs)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self._compiled
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ToolRegistry):
+            return NotImplemented
+        return self._specs == other._specs
+
+    def __repr__(self) -> str:
+        return f"ToolRegistry(names={list(self._names)!r})"
+
+
+# --- dispatch ----------------------------------------------------------------------------------
+
+
+def _outcome(status: ActionStatus, observation: str, synthetic: bool) -> ActionOutcome:
+    return ActionOutcome(
+        status=status,
+        observation=observation,
+        observation_is_synthetic=synthetic,
+        env_reported_completion=False,
+        observation_truncated_chars=0,
+    )
+
+
+_NO_TOOL_CALL = _outcome(
+    ActionStatus.NOT_EXECUTED,
+    "The action has no tool call; a tool-call executor cannot run code.",
+    True,
+)
+
+
+def _exception_text(exc: BaseException) -> str | None:
+    """`str(exc)`, or None when even that raises (E12: such an exception is still reported)."""
+    try:
+        return str(exc)
+    except Exception:
+        return None
+
+
+_STR_FAILED = "<exception str() failed>"
+
+
+class RegistryExecutor:
+    """Runs tool calls against the handlers of one registry, exactly as design 0008 says.
+
+    A concrete class (not a Protocol implementation by inheritance) so a run request can
+    recognise it and insist that its registry is the run's registry.
+    """
+
+    __slots__ = ("_compiled", "_registry")
+
+    def __init__(self, registry: ToolRegistry) -> None:
+        if not isinstance(registry, ToolRegistry):
+            raise TypeError(
+                f"RegistryExecutor(registry) takes a ToolRegistry, got {type(registry).__name__}"
+            )
+        missing = [spec.name for spec in registry.specs if spec.handler is None]
+        if missing:
+            raise ValueError(
+                "cannot build an executor: these tools have no handler: "
+                + ", ".join(shorten(repr(name)) for name in missing)
+                + " (give each ToolSpec an async handler=)"
+            )
+        self._registry = registry
+        self._compiled = registry._compiled
+
+    @property
+    def registry(self) -> ToolRegistry:
+        """The registry this executor dispatches to."""
+        return self._registry
+
+    def parameters(self) -> dict[str, str]:
+        """Reproducibility parameters: the tool names in order."""
+        return {"tools": ",".join(self._registry.names())}
+
+    async def execute(self, action: Action) -> ActionOutcome:
+        """Turn `action` into an outcome (table E1–E6 of the contract).
+
+        Only `ToolEnvironmentError` becomes ENV_ERROR and only `Exception` is caught:
+        cancellation and interpreter exits must reach the caller untouched.
+        """
+        if not isinstance(action, Action):
+            raise TypeError(f"execute(action) takes an Action, got {type(action).__name__}")
+        call = action.tool_call
+        if call is None:
+            return _NO_TOOL_CALL
+        entry = self._compiled.get(call.name)
+        if entry is None:
+            return _outcome(
+                ActionStatus.NOT_EXECUTED, self._registry._unknown_tool(call.name), True
+            )
+        problem = entry.problem(call.arguments)
+        if problem is not None:
+            return _outcome(ActionStatus.NOT_EXECUTED, problem, True)
+        handler = entry.handler
+        assert handler is not None
+        try:
+            result = await handler(thaw_arguments(call.arguments))
+        except ToolEnvironmentError as exc:
+            text = _exception_text(exc)
+            if text is None:
+                text = f"{type(exc).__name__}: {_STR_FAILED}"
+            return _outcome(ActionStatus.ENV_ERROR, text, False)
+        except Exception as exc:
+            text = _exception_text(exc)
+            return _outcome(
+                ActionStatus.EXECUTED,
+                f"{type(exc).__name__}: {_STR_FAILED if text is None else text}",
+                False,
+            )
+        if type(result) is not str:
+            if not isinstance(result, str):
+                raise TypeError(
+                    f"the handler of tool {entry.label} returned {type(result).__name__}, "
+                    "not str: a handler must return the observation text"
+                )
+            result = str.__str__(result)
+        return _outcome(ActionStatus.EXECUTED, result, False)
