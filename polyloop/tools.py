@@ -12,11 +12,12 @@ import inspect
 import numbers
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from polyloop._json import freeze_json, shorten, thaw, thaw_arguments
 from polyloop.ports import Action, ToolCall
-from polyloop.types import ActionOutcome, ActionStatus, ReplayPolicy
+from polyloop.types import ActionOutcome, ActionStatus, ReplayPolicy, _trusted_outcome
 
 __all__ = [
     "RegistryExecutor",
@@ -122,6 +123,7 @@ class ToolSpec:
 
 # --- validation --------------------------------------------------------------------------------
 
+_ABSENT = object()
 _MODERN_DIALECTS = ("/draft/2020-12/", "/draft/2019-09/")
 _DRAFT3 = "/draft-03/"
 
@@ -169,8 +171,22 @@ def _json_type_name(value: object) -> str:
     return f"non-JSON {shorten(type(value).__name__, 40)}"
 
 
-def _type_check(schema: object, legacy: bool) -> tuple[Callable[[object], bool], str] | None:
-    """The V6 check for one property schema, or None when its type cannot certainly be judged."""
+_FAST_TYPES: dict[str, frozenset[type]] = {
+    "string": frozenset({str}),
+    "integer": frozenset({int}),
+    "number": frozenset({int, float}),
+    "boolean": frozenset({bool}),
+    "null": frozenset({type(None)}),
+    "array": frozenset({list, tuple}),
+    "object": frozenset({dict, MappingProxyType}),
+}
+"""Exact types that certainly pass each JSON type: one set lookup before the full check."""
+
+_TypeRule = tuple[str, frozenset[type], Callable[[object], bool], str]
+
+
+def _type_rule(key: str, schema: object, legacy: bool) -> _TypeRule | None:
+    """The V6 rule for one property schema, or None when its type cannot certainly be judged."""
     if not isinstance(schema, Mapping) or "type" not in schema:
         return None
     if legacy and "$ref" in schema:
@@ -181,10 +197,11 @@ def _type_check(schema: object, legacy: bool) -> tuple[Callable[[object], bool],
         return None
     if not all(isinstance(name, str) and name in _TYPE_CHECKS for name in names):
         return None  # an unknown type name (or a draft-03 schema) accepts everything
+    fast = frozenset().union(*(_FAST_TYPES[name] for name in names))
     if len(names) == 1:
-        return _TYPE_CHECKS[names[0]], names[0]
+        return key, fast, _TYPE_CHECKS[names[0]], names[0]
     checks = tuple(_TYPE_CHECKS[name] for name in names)
-    return (lambda value: any(check(value) for check in checks)), " or ".join(names)
+    return key, fast, (lambda value: any(check(value) for check in checks)), " or ".join(names)
 
 
 def _quoted_list(items: Iterable[object], limit: int = 10) -> str:
@@ -202,7 +219,7 @@ class _CompiledTool:
     compiling it into a few tuples keeps validation close to a dictionary lookup.
     """
 
-    __slots__ = ("allowed", "handler", "label", "name", "required", "spec", "typed")
+    __slots__ = ("allowed", "handler", "label", "name", "required", "required_set", "spec", "typed")
 
     def __init__(self, spec: ToolSpec) -> None:
         self.spec = spec
@@ -218,7 +235,8 @@ class _CompiledTool:
         legacy = not modern
         self.required: tuple[str, ...] = ()
         self.allowed: frozenset[str] | None = None
-        self.typed: tuple[tuple[str, Callable[[object], bool], str], ...] = ()
+        self.required_set: frozenset[str] = frozenset()
+        self.typed: tuple[_TypeRule, ...] = ()
         if legacy and "$ref" in params:
             return  # the root's required/properties/additionalProperties are all inert
         draft3 = isinstance(dialect, str) and _DRAFT3 in dialect
@@ -229,20 +247,35 @@ class _CompiledTool:
             and all(isinstance(key, str) for key in required)
         ):
             self.required = tuple(dict.fromkeys(required))
+            self.required_set = frozenset(required)
         properties = params.get("properties", {})
         if not isinstance(properties, Mapping):
             return
         if params.get("additionalProperties") is False and "patternProperties" not in params:
             self.allowed = frozenset(properties)
-        typed = []
-        for key, schema in properties.items():
-            check = _type_check(schema, legacy)
-            if check is not None:
-                typed.append((key, *check))
-        self.typed = tuple(typed)
+        rules = (_type_rule(key, schema, legacy) for key, schema in properties.items())
+        self.typed = tuple(rule for rule in rules if rule is not None)
 
     def problem(self, arguments: object) -> str | None:
-        """The rejection message for `arguments`, or None when they pass the subset."""
+        """The rejection message for `arguments`, or None when they pass the subset.
+
+        The fast path answers the common case (a valid call recorded as a read-only dict)
+        with set comparisons on the key view; anything else takes the full, message-building
+        path, which is the authority.
+        """
+        kind = type(arguments)
+        if kind is MappingProxyType or kind is dict:
+            keys = arguments.keys()  # type: ignore[attr-defined]
+            if keys >= self.required_set and (self.allowed is None or keys <= self.allowed):
+                for key, fast, check, _ in self.typed:
+                    value = arguments.get(key, _ABSENT)  # type: ignore[attr-defined]
+                    if value is not _ABSENT and type(value) not in fast and not check(value):
+                        break
+                else:
+                    return None
+        return self._describe(arguments)
+
+    def _describe(self, arguments: object) -> str | None:
         if not isinstance(arguments, Mapping):
             return (
                 f"arguments for tool {self.label} must be a JSON object, "
@@ -261,7 +294,7 @@ class _CompiledTool:
                 )
         wrong = [
             f"{shorten(repr(key), 40)} must be {expected}, got {_json_type_name(arguments[key])}"
-            for key, check, expected in self.typed
+            for key, _, check, expected in self.typed
             if key in arguments and not check(arguments[key])
         ]
         if wrong:
@@ -412,14 +445,7 @@ class ToolRegistry:
 # --- dispatch ----------------------------------------------------------------------------------
 
 
-def _outcome(status: ActionStatus, observation: str, synthetic: bool) -> ActionOutcome:
-    return ActionOutcome(
-        status=status,
-        observation=observation,
-        observation_is_synthetic=synthetic,
-        env_reported_completion=False,
-        observation_truncated_chars=0,
-    )
+_outcome = _trusted_outcome
 
 
 _NO_TOOL_CALL = _outcome(

@@ -45,6 +45,15 @@ class ActionOutcome:
     observation_truncated_chars: int
 
     def __post_init__(self) -> None:
+        if (
+            type(self.status) is ActionStatus
+            and type(self.observation) is str
+            and type(self.observation_is_synthetic) is bool
+            and type(self.env_reported_completion) is bool
+            and type(self.observation_truncated_chars) is int
+            and self.observation_truncated_chars >= 0
+        ):
+            return  # every executor builds one per action: keep the valid case cheap
         if not isinstance(self.status, ActionStatus):
             raise TypeError(
                 f"ActionOutcome.status must be an ActionStatus, got {type(self.status).__name__}"
@@ -66,3 +75,27 @@ class ActionOutcome:
             )
         if count < 0:
             raise ValueError(f"ActionOutcome.observation_truncated_chars must be >= 0, got {count}")
+
+
+_new = object.__new__
+_set_status = vars(ActionOutcome)["status"].__set__
+_set_observation = vars(ActionOutcome)["observation"].__set__
+_set_synthetic = vars(ActionOutcome)["observation_is_synthetic"].__set__
+_set_completion = vars(ActionOutcome)["env_reported_completion"].__set__
+_set_truncated = vars(ActionOutcome)["observation_truncated_chars"].__set__
+
+
+def _trusted_outcome(status: ActionStatus, observation: str, synthetic: bool) -> ActionOutcome:
+    """Build an outcome whose field types the caller guarantees (the executor's hot path).
+
+    Going through the slot descriptors skips the frozen-dataclass `__init__` and its checks,
+    which would otherwise cost more than validating the call itself. Never reached with
+    outside data: `RegistryExecutor` passes its own status, a `str` and a literal bool.
+    """
+    outcome: ActionOutcome = _new(ActionOutcome)
+    _set_status(outcome, status)
+    _set_observation(outcome, observation)
+    _set_synthetic(outcome, synthetic)
+    _set_completion(outcome, False)
+    _set_truncated(outcome, 0)
+    return outcome
