@@ -1,0 +1,150 @@
+"""The baseline file (M3): malformed or missing input is exit 2, and ``update`` is atomic."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from metatests import BaselineError, check_package, load_baseline, update_baseline
+from metatests.cli import main
+
+MODEL = "from dataclasses import dataclass\n\n@dataclass(kw_only=True)\nclass P:\n    a: int\n"
+
+
+def _valid(name: str) -> dict[str, object]:
+    return {
+        "format": 1,
+        "package": name,
+        "version": "1.0.0",
+        "allowlist": {},
+        "classes": {
+            f"{name}.models.P": {
+                "fields": [{"name": "a", "has_default": False, "kw_only": True}],
+                "match_args": [],
+            }
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda d: d.pop("classes"), "the top level lacks 'classes'"),
+        (lambda d: d.update(extra=1), "the top level has unknown 'extra'"),
+        (lambda d: d.update(format=2), "'format' is 2; this metatests reads format 1"),
+        (lambda d: d.update(version=1), "'version' must be a string, not 1"),
+        (lambda d: d.update(allowlist=["x"]), "'allowlist' must be a JSON object"),
+        (lambda d: d.update(allowlist={"x.Y": " "}), "allowlist entry 'x.Y' has an empty reason"),
+        (
+            lambda d: next(iter(d["classes"].values()))["fields"][0].update(has_default="no"),
+            "field 0 'has_default' must be true or false, not \"no\"",
+        ),
+        (
+            lambda d: next(iter(d["classes"].values())).update(match_args="a"),
+            "'match_args' must be a list of strings or null",
+        ),
+    ],
+)
+def test_M3_malformed_baseline_is_exit_2_with_one_line(
+    packages, tmp_path: Path, capsys: pytest.CaptureFixture[str], mutate, message: str
+) -> None:
+    name = packages.write({"models.py": MODEL})
+    data = _valid(name)
+    mutate(data)
+    path = tmp_path / "api.json"
+    path.write_text(json.dumps(data))
+
+    assert main(["check", name, "--baseline", str(path)]) == 2
+    assert main(["update", name, "--baseline", str(path)]) == 2
+
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    assert len(lines) == 2 and lines[0] == lines[1]
+    assert lines[0].startswith(f"polyloop-metatests: error: malformed baseline {path}: ")
+    assert message in lines[0]
+
+
+def test_M3_baseline_that_is_not_json_is_exit_2(
+    packages, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = packages.write({"models.py": MODEL})
+    path = tmp_path / "api.json"
+    path.write_text('{"format": 1,\n  oops}')
+
+    assert main(["check", name, "--baseline", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        f"polyloop-metatests: error: malformed baseline {path}: not JSON"
+        " (line 2 column 3: Expecting property name enclosed in double quotes)\n"
+    )
+
+
+def test_M3_valid_baseline_round_trips(packages, tmp_path: Path) -> None:
+    name = packages.write({"models.py": MODEL})
+    path = tmp_path / "api.json"
+    path.write_text(json.dumps(_valid(name)))
+
+    assert load_baseline(path).classes[f"{name}.models.P"].match_args == ()
+    assert check_package(name, path).findings == ()
+
+
+def test_M3_missing_baseline_on_check_is_exit_2_telling_to_run_update(
+    packages, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = packages.write({"models.py": MODEL})
+    path = tmp_path / "api.json"
+
+    assert main(["check", name, "--baseline", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        f"polyloop-metatests: error: baseline {path} does not exist; create it with"
+        f" `polyloop-metatests update {name} --baseline {path}`\n"
+    )
+
+
+def test_M3_baseline_of_another_package_is_exit_2(packages, tmp_path: Path) -> None:
+    name = packages.write({"models.py": MODEL})
+    path = tmp_path / "api.json"
+    path.write_text(json.dumps(_valid("some_other_package")))
+
+    with pytest.raises(BaselineError, match="records package 'some_other_package'"):
+        check_package(name, path)
+
+
+@pytest.mark.parametrize("failing", ["os.replace", "os.fsync", "json.dumps"])
+def test_M3_interrupted_update_leaves_the_old_file_intact(
+    packages, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
+    name = packages.write({"models.py": MODEL})
+    (tmp_path / "base").mkdir()
+    path = tmp_path / "base" / "api.json"
+    assert update_baseline(name, path).written
+    before = path.read_bytes()
+    packages.write({"models.py": MODEL + "    b: int = 0\n"}, name=name)
+
+    def fail(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    module, attr = failing.split(".")
+    monkeypatch.setattr(f"{module}.{attr}", fail)
+
+    with pytest.raises(OSError, match="No space left"):
+        update_baseline(name, path)
+    assert main(["update", name, "--baseline", str(path)]) == 2
+
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in path.parent.iterdir()) == ["api.json"]  # no temp file left
+
+
+def test_M3_update_keeps_the_file_mode(packages, tmp_path: Path) -> None:
+    name = packages.write({"models.py": MODEL})
+    path = tmp_path / "api.json"
+    assert update_baseline(name, path).written
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+    os.chmod(path, 0o664)
+    packages.write({"models.py": MODEL + "    b: int = 0\n"}, name=name)
+
+    assert update_baseline(name, path).written
+    assert stat.S_IMODE(path.stat().st_mode) == 0o664

@@ -1,0 +1,164 @@
+"""The CLI's exit statuses (0 ok / 1 failed / 2 usage or bad input) and the pytest helper."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import metatests
+from metatests import assert_api_stable, update_baseline
+from metatests.cli import main
+
+GOOD = "from dataclasses import dataclass\n\n@dataclass(kw_only=True)\nclass P:\n    a: int\n"
+BAD = "from dataclasses import dataclass\n\n@dataclass\nclass P:\n    a: int\n"
+
+
+def test_M3_cli_update_then_check_exit_0(
+    packages, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = packages.write({"models.py": GOOD})
+    path = str(tmp_path / "api.json")
+
+    assert main(["update", name, "--baseline", path]) == 0
+    assert f"wrote {path}: 1 public dataclass recorded" in capsys.readouterr().out
+    assert main(["update", name, "--baseline", path]) == 0
+    assert f"baseline {path} is up to date" in capsys.readouterr().out
+    assert main(["check", name, "--baseline", path]) == 0
+    assert capsys.readouterr().out == (
+        f"{name} 1.0.0: OK (1 public dataclass; baseline {path}, recorded at 1.0.0)\n"
+    )
+
+
+def test_M1_cli_check_failure_exit_1(
+    packages, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = packages.write({"models.py": GOOD})
+    path = str(tmp_path / "api.json")
+    assert main(["update", name, "--baseline", path]) == 0
+    packages.write({"models.py": BAD}, name=name)
+    capsys.readouterr()
+
+    assert main(["check", name, "--baseline", path]) == 1
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith(f"{name} 1.0.0: FAILED, 2 problems")
+    assert f"[M1] {name}.models.P: takes positional parameter `a`" in out
+    assert main(["update", name, "--baseline", path]) == 1
+    assert f"baseline {path} not written" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["chek", "pkg", "--baseline", "x.json"],
+        ["check", "pkg"],
+        ["check", "--baseline", "x.json"],
+        ["check", "mtpkg_that_does_not_exist", "--baseline", "x.json"],
+    ],
+)
+def test_M4_cli_usage_errors_exit_2_with_one_line(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert len(captured.err.splitlines()) == 1
+    assert captured.err.startswith("polyloop-metatests: error: ")
+
+
+def test_M3_python_m_metatests_runs_the_cli(packages, tmp_path: Path) -> None:
+    name = packages.write({"models.py": GOOD})
+    path = tmp_path / "api.json"
+    assert update_baseline(name, path).written
+    root = Path(metatests.__file__).parent.parent
+    pythonpath = os.pathsep.join([str(root), packages.root(name)])
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "metatests", *args],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": pythonpath},
+            timeout=60,
+        )
+
+    ok = run("check", name, "--baseline", str(path))
+    assert (ok.returncode, ok.stderr) == (0, "")
+    assert ": OK (1 public dataclass;" in ok.stdout
+    missing = run("check", name, "--baseline", str(tmp_path / "nope.json"))
+    assert missing.returncode == 2
+    assert "run" not in missing.stdout and "does not exist" in missing.stderr
+
+
+def test_M3_assert_api_stable_passes_and_returns_the_report(packages, tmp_path: Path) -> None:
+    name = packages.write({"models.py": GOOD})
+    path = tmp_path / "api.json"
+    assert update_baseline(name, path).written
+
+    assert assert_api_stable(name, baseline=path).ok
+
+
+def test_M3_assert_api_stable_raises_the_readable_report(packages, tmp_path: Path) -> None:
+    name = packages.write({"models.py": GOOD})
+    path = tmp_path / "api.json"
+    assert update_baseline(name, path).written
+    packages.write({"models.py": GOOD.replace("a: int", "b: int")}, name=name)
+
+    with pytest.raises(AssertionError) as info:
+        assert_api_stable(name, baseline=path)
+
+    message = str(info.value)
+    assert message.startswith(f"API evolution check failed: {name} 1.0.0: FAILED, 1 problem")
+    assert (
+        f"[M3] {name}.models.P, field `a`: renamed to `b` — fix: restore the name `a`,"
+        " or bump the major version to make this change"
+    ) in message
+
+
+def test_M3_assert_api_stable_resolves_a_relative_baseline_next_to_the_caller(
+    packages, tmp_path: Path
+) -> None:
+    name = packages.write({"models.py": GOOD})
+    here = tmp_path / "downstream"
+    here.mkdir()
+    assert update_baseline(name, here / "api.json").written
+    caller = here / "test_api.py"
+    caller.write_text(
+        "from metatests import assert_api_stable\n\n"
+        f"def test_api():\n    return assert_api_stable({name!r}, baseline='api.json')\n"
+    )
+    spec = importlib.util.spec_from_file_location(f"{name}_caller", caller)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    assert module.test_api().ok
+    with pytest.raises(AssertionError, match="does not exist; create it with"):
+        assert_api_stable(name, baseline="api.json")  # relative to this file: not there
+
+
+def test_M2_first_update_prints_the_allowlist_to_start_from(
+    packages, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = packages.write({"models.py": BAD})
+    path = tmp_path / "api.json"
+
+    assert main(["update", name, "--baseline", str(path)]) == 1
+    starter = capsys.readouterr().out.splitlines()[-1]
+    assert starter.startswith(f"to keep them positional, create {path} with a reason for each")
+    data = json.loads(starter.split(": ", 1)[1])
+    assert data["allowlist"] == {f"{name}.models.P": ""}
+
+    path.write_text(json.dumps(data))
+    assert main(["update", name, "--baseline", str(path)]) == 2  # empty reason: fill it in
+    assert "has an empty reason" in capsys.readouterr().err
+    data["allowlist"][f"{name}.models.P"] = "unpacked positionally by callers since 1.0"
+    path.write_text(json.dumps(data))
+    assert main(["update", name, "--baseline", str(path)]) == 0
+    assert main(["check", name, "--baseline", str(path)]) == 0
