@@ -180,7 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  polyloop / jsonschema path = {ours / by_hand:6.3f}x  (target <= 0.25x)")
     print()
     print("Registry operations (best of several runs):")
-    print(f"  {'tools':>6}  {'ToolRegistry()':>15}  {'restrict_to(half)':>18}  {'schema_for_model':>17}")
+    header = ("tools", "ToolRegistry()", "restrict_to(half)", "schema_for_model")
+    print("  {:>6}  {:>15}  {:>18}  {:>17}".format(*header))
     for count, build, restrict, schema in scaling():
         print(
             f"  {count:>6}  {build * 1e3:12.2f} ms  {restrict * 1e3:15.2f} ms"
