@@ -8,6 +8,7 @@ path instead of a `RecursionError` from deep inside.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -90,10 +91,24 @@ def _freeze_json(value: object, path: str, depth: int, active: set[int]) -> Any:
 def freeze_arguments(value: object) -> Any:
     """Deep-freeze whatever the model sent as arguments, keeping non-container leaves as they are.
 
-    Unlike `freeze_json` this accepts any leaf: arguments are recorded exactly as received, and
-    judging them is `validate`'s job. Only cycles and absurd nesting are refused.
+    Unlike `freeze_json` this accepts any leaf: arguments are recorded as received, and judging
+    them is `validate`'s job. Non-JSON leaves are recorded as private copies (a set as a
+    frozenset, a bytearray as bytes, anything else deep-copied where possible), so the sender
+    cannot change the record later. Only cycles and absurd nesting are refused.
     """
     return _freeze_any(value, "arguments", 0, set())
+
+
+def _copy_leaf(value: object) -> Any:
+    """A private copy of a non-JSON leaf, so neither its sender nor a handler can change it."""
+    if isinstance(value, (set, frozenset)):
+        return frozenset(value)
+    if isinstance(value, bytearray):
+        return bytes(value)
+    try:
+        return copy.deepcopy(value)
+    except Exception:
+        return value  # uncopyable objects are kept as sent; nothing better is possible
 
 
 def _freeze_any(value: object, path: str, depth: int, active: set[int]) -> Any:
@@ -101,7 +116,7 @@ def _freeze_any(value: object, path: str, depth: int, active: set[int]) -> Any:
         return value
     is_mapping = isinstance(value, Mapping)
     if not is_mapping and not isinstance(value, (list, tuple)):
-        return value
+        return _copy_leaf(value)
     if id(value) in active:
         raise ValueError(f"{path} refers back to one of its own containers (a reference cycle)")
     if depth >= MAX_ARGUMENT_DEPTH:
@@ -133,7 +148,9 @@ def thaw(value: Any) -> Any:
         return {key: thaw(item) for key, item in value.items()}
     if isinstance(value, tuple):
         return [thaw(item) for item in value]
-    return value
+    if isinstance(value, frozenset):
+        return set(value)
+    return _copy_leaf(value)
 
 
 def thaw_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,50 @@
+"""Shared configuration for polyloop's own tests: Hypothesis profiles and corpus counters.
+
+Profiles: `dev` (the default, for local runs) and `ci` (derandomized, no deadline, prints the
+reproduction blob). Choose one with the environment variable ``HYPOTHESIS_PROFILE``.
+
+Corpus tests report how many cases they checked through the `record_count` fixture: the counts
+go into the JUnit properties and into a short block at the end of the terminal summary, so a
+run that silently checked nothing is visible even before the floor assertions fail it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+import pytest
+from hypothesis import settings
+
+settings.register_profile("dev", max_examples=50)
+settings.register_profile("ci", derandomize=True, max_examples=30, deadline=None, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+_COUNTS = pytest.StashKey[list[tuple[str, str, int]]]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[_COUNTS] = []
+
+
+@pytest.fixture
+def record_count(
+    request: pytest.FixtureRequest, record_property: Callable[[str, object], None]
+) -> Callable[[str, int], None]:
+    """Return `record(label, n)`, which records how many corpus cases a test checked."""
+
+    def record(label: str, n: int) -> None:
+        record_property(label, n)
+        request.config.stash[_COUNTS].append((request.node.name, label, n))
+        print(f"{label}: {n}")
+
+    return record
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    counts = terminalreporter.config.stash.get(_COUNTS, [])
+    if not counts:
+        return
+    terminalreporter.section("corpus cases checked")
+    for test, label, n in counts:
+        terminalreporter.write_line(f"{test}: {label} = {n}")
