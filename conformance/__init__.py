@@ -1,0 +1,47 @@
+"""The polyloop conformance kit: certify an action executor against the tool contract.
+
+Entry points: `certify` (programmatic, returns a `Report`), `ExecutorContract` (a pytest base
+class, one test per clause), `check_tool`/`check_registry`/`ToolContract` (for tool authors)
+and the ``polyloop-conformance`` command line. Install with the ``polyloop[conformance]`` extra.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from conformance.catalog import CLAUSES, Clause
+from conformance.certify import certify
+from conformance.contract import ExecutorContract
+from conformance.report import ClauseResult, Counterexample, Report
+
+if TYPE_CHECKING:
+    from conformance.toolcheck import ToolContract, check_registry, check_tool
+
+__all__ = [
+    "CLAUSES",
+    "Clause",
+    "ClauseResult",
+    "Counterexample",
+    "ExecutorContract",
+    "Report",
+    "ToolContract",
+    "certify",
+    "check_registry",
+    "check_tool",
+]
+
+_TOOLCHECK = frozenset({"ToolContract", "check_registry", "check_tool"})
+
+
+def __getattr__(name: str) -> Any:
+    # The pytest plugin imports this package while pytest starts, when hypothesis-jsonschema
+    # (which the tool checks use) may not be imported yet: it loads Hypothesis's Unicode
+    # tables. So the tool checks load on first use. (`certify` is bound above, before anything
+    # can import the `conformance.certify` module and shadow the function with it.)
+    if name in _TOOLCHECK:
+        from conformance import toolcheck
+
+        value = getattr(toolcheck, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'conformance' has no attribute {name!r}")

@@ -1,0 +1,394 @@
+"""Running an executor under test without letting it take the kit down.
+
+Every example runs on an event loop that lives on its own daemon thread, and the kit waits for
+it with a wall-clock limit. So an ``execute`` that never returns (even one that blocks the loop
+with ``time.sleep``, or swallows cancellation) is reported, not waited for; a KeyboardInterrupt
+raised by a handler escapes only that loop, never the kit's main thread; and a factory that
+raises becomes a `TargetError` for the clause being checked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import queue
+import threading
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance.behaviours import Behaviour, Script
+from conformance.oracle import Observed
+from polyloop import Action, ToolRegistry
+
+__all__ = ["LoopThread", "Step", "TargetError", "Trial"]
+
+_GRACE = 0.5
+"""Seconds the kit waits beyond a call's deadline before declaring its loop stuck."""
+
+
+class TargetError(Exception):
+    """The factory (or the executor's construction) failed: an ``error``, not a ``fail``."""
+
+
+@dataclass(kw_only=True, eq=False)
+class _Job:
+    make: Callable[[Callable[[], None]], Awaitable[Any]]
+    isolate: bool
+    done: threading.Event = field(default_factory=threading.Event)
+    touched: float = field(default_factory=time.monotonic)
+    """When the job last made progress (started a step); a job that stops making progress for
+    longer than its step limit is stuck."""
+    value: Any = None
+    raised: BaseException | None = None
+    escaped: BaseException | None = None
+
+
+async def _guarded(job: _Job) -> None:
+    def touch() -> None:
+        job.touched = time.monotonic()
+
+    try:
+        job.value = await job.make(touch)
+    except BaseException as exc:  # the job's own outcome, whatever it is
+        job.raised = exc
+
+
+def _cancel_leftovers(loop: asyncio.AbstractEventLoop) -> None:
+    tasks = [task for task in asyncio.all_tasks(loop) if not task.done()]
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        with contextlib.suppress(BaseException):
+            loop.run_until_complete(asyncio.wait(tasks, timeout=1.0))
+
+
+def _close(loop: asyncio.AbstractEventLoop) -> None:
+    with contextlib.suppress(BaseException):
+        _cancel_leftovers(loop)
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    with contextlib.suppress(BaseException):
+        loop.close()
+
+
+class LoopThread:
+    """An event loop on a daemon thread that runs one job at a time, each with a time limit.
+
+    When a job overruns its limit the thread is abandoned (it may be blocked for good) and a
+    fresh one serves the next job."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[_Job | None] | None = None
+        self._thread: threading.Thread | None = None
+
+    def _start(self) -> queue.SimpleQueue[_Job | None]:
+        jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        thread = threading.Thread(
+            target=self._serve, args=(jobs,), daemon=True, name="polyloop-conformance-loop"
+        )
+        thread.start()
+        self._jobs, self._thread = jobs, thread
+        return jobs
+
+    @staticmethod
+    def _new_loop() -> asyncio.AbstractEventLoop:
+        loop = asyncio.new_event_loop()
+        # Errors in tasks an executor left behind are not the user's business here: each
+        # check reports what matters for its clause.
+        loop.set_exception_handler(lambda _loop, _context: None)
+        return loop
+
+    @classmethod
+    def _serve(cls, jobs: queue.SimpleQueue[_Job | None]) -> None:
+        loop = cls._new_loop()
+        try:
+            while (job := jobs.get()) is not None:
+                try:
+                    loop.run_until_complete(_guarded(job))
+                except BaseException as exc:
+                    # KeyboardInterrupt/SystemExit raised inside some task leave the loop
+                    # itself; that loop's state is unknown, so it is replaced.
+                    job.escaped = exc
+                    _close(loop)
+                    loop = cls._new_loop()
+                else:
+                    if job.isolate:
+                        _cancel_leftovers(loop)
+                job.done.set()
+        finally:
+            _close(loop)
+
+    def run(
+        self,
+        make: Callable[[Callable[[], None]], Awaitable[Any]],
+        step_limit: float,
+        *,
+        isolate: bool = True,
+    ) -> _Job | None:
+        """Run ``make(touch)`` on the loop; the finished job, or None if it went `step_limit`
+        seconds without calling ``touch()`` (it blocks the loop, or ignores cancellation)."""
+        jobs = self._jobs if self._jobs is not None else self._start()
+        job = _Job(make=make, isolate=isolate)
+        jobs.put(job)
+        while not job.done.wait(0.05):
+            if time.monotonic() - job.touched > step_limit:
+                self._jobs = self._thread = None  # abandon the stuck thread
+                return None
+        return job
+
+    def close(self) -> None:
+        if self._jobs is not None and self._thread is not None:
+            self._jobs.put(None)
+            self._thread.join(timeout=2.0)
+        self._jobs = self._thread = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Step:
+    """One action of a scenario, and what the handler it reaches does (None: black-box)."""
+
+    action: Action
+    behaviour: Behaviour | None = None
+
+
+def _start(executor: Any, action: Action) -> asyncio.Future[Any] | Observed:
+    """``executor.execute(action)`` as a task, or what went wrong before there was one."""
+    try:
+        awaitable = executor.execute(action)
+    except Exception as exc:
+        return Observed(raised=exc)
+    if not inspect.isawaitable(awaitable):
+        return Observed(
+            raised=TypeError(
+                f"execute() returned {type(awaitable).__name__}, not an awaitable: it must be "
+                "declared async def"
+            )
+        )
+    return asyncio.ensure_future(awaitable)
+
+
+async def _execute(executor: Any, action: Action, deadline: float) -> Observed:
+    task = _start(executor, action)
+    if isinstance(task, Observed):
+        return task
+    done, _ = await asyncio.wait({task}, timeout=deadline)
+    if not done:
+        task.cancel()
+        return Observed(timed_out=deadline)
+    return _settled(task)
+
+
+def _settled(task: asyncio.Future[Any]) -> Observed:
+    if task.cancelled():
+        return Observed(raised=asyncio.CancelledError())
+    exc = task.exception()
+    return Observed(raised=exc) if exc is not None else Observed(outcome=task.result())
+
+
+async def _execute_cancelled(
+    executor: Any,
+    action: Action,
+    deadline: float,
+    suspended: Callable[[], bool],
+    touch: Callable[[], None],
+) -> Observed | None:
+    """Start ``execute``, cancel it once `suspended()` says the handler is waiting, and report
+    what came out. None when the call finished before it could be cancelled."""
+    loop = asyncio.get_running_loop()
+    task = _start(executor, action)
+    if isinstance(task, Observed):
+        return task
+    started = loop.time()
+    spins = 0
+    while not task.done() and not suspended():
+        if loop.time() - started > deadline:
+            task.cancel()
+            return Observed(timed_out=deadline)
+        spins += 1
+        await asyncio.sleep(0 if spins < 50 else 0.001)
+    if task.done():
+        return None
+    touch()
+    task.cancel()
+    done, _ = await asyncio.wait({task}, timeout=deadline)
+    if not done:
+        return Observed(timed_out=deadline)
+    return _settled(task)
+
+
+class Trial:
+    """Sends a scenario's actions to the executor under test and observes what happens.
+
+    White-box (`factory` set): each run builds a registry whose handlers the kit scripts, asks
+    the factory for a fresh executor, and records every handler call. Black-box (`executor`
+    set): the same executor serves every run, and handler calls are unknown."""
+
+    def __init__(
+        self,
+        *,
+        factory: Callable[[ToolRegistry], Any] | None = None,
+        executor: Any = None,
+        deadline: float,
+        loop: LoopThread,
+    ) -> None:
+        self.factory = factory
+        self.executor = executor
+        self.deadline = deadline
+        self.loop = loop
+        self.cancellations = 0
+        """How many calls `run_cancelled` caught still running and cancelled."""
+
+    @property
+    def white_box(self) -> bool:
+        return self.factory is not None
+
+    def _script(self, tools: Sequence[Any], steps: Sequence[Step], per_call: bool) -> Script:
+        script = Script()
+        for step in steps:
+            call = step.action.tool_call
+            if call is not None and step.behaviour is not None:
+                script.set(call.name, step.behaviour, call.arguments, per_call=per_call)
+        return script
+
+    async def _executor_for(self, tools: Sequence[Any], script: Script) -> Any:
+        if self.factory is None:
+            return self.executor
+        registry = ToolRegistry(specs=[tool.spec(script.handler_for(tool.name)) for tool in tools])
+        try:
+            executor = self.factory(registry)
+        except Exception as exc:
+            raise TargetError(f"the factory raised {type(exc).__name__}: {_text(exc)}") from exc
+        if not callable(getattr(executor, "execute", None)):
+            raise TargetError(
+                f"the factory returned {type(executor).__name__}, which has no execute method"
+            )
+        return executor
+
+    def _finish(
+        self,
+        job: _Job | None,
+        results: list[Observed],
+        steps: Sequence[Step],
+        script: Script,
+        marks: list[int],
+    ) -> list[Observed]:
+        if job is not None and job.escaped is None and isinstance(job.raised, TargetError):
+            raise job.raised
+        if job is not None and job.escaped is None and job.raised is not None:
+            raise job.raised  # a bug in the kit itself: let it surface
+        if job is None or job.escaped is not None:
+            # The loop was lost mid-step: the step being run gets what happened to the loop.
+            failed = (
+                Observed(timed_out=self.deadline, blocked=True)
+                if job is None
+                else Observed(raised=job.escaped, escaped_loop=True)
+            )
+            results = [*results, failed]
+            results += [
+                Observed(timed_out=self.deadline, blocked=True)
+                for _ in range(len(steps) - len(results))
+            ]
+        if self.white_box:
+            bounds = [*marks, len(script.calls)]
+            for index, observed in enumerate(results):
+                if observed.calls is None and index + 1 < len(bounds):
+                    observed.calls = tuple(script.calls[bounds[index] : bounds[index + 1]])
+        return results
+
+    def run(self, tools: Sequence[Any], steps: Sequence[Step]) -> list[Observed]:
+        """Run the steps one after another on one executor."""
+        script = self._script(tools, steps, per_call=len(steps) > 1)
+        results: list[Observed] = []
+        marks: list[int] = []
+
+        async def job(touch: Callable[[], None]) -> None:
+            executor = await self._executor_for(tools, script)
+            for step in steps:
+                touch()
+                marks.append(len(script.calls))
+                results.append(await _execute(executor, step.action, self.deadline))
+
+        limit = self.deadline + _GRACE
+        finished = self.loop.run(job, limit, isolate=self.white_box)
+        return self._finish(finished, results, steps, script, marks)
+
+    def run_concurrently(self, tools: Sequence[Any], steps: Sequence[Step]) -> list[Observed]:
+        """Run the steps concurrently (``asyncio.gather``) on one executor. Handler calls are
+        not attributed to steps here."""
+        script = self._script(tools, steps, per_call=True)
+        results: list[Observed] = []
+
+        async def job(touch: Callable[[], None]) -> None:
+            executor = await self._executor_for(tools, script)
+            touch()
+            results.extend(
+                await asyncio.gather(
+                    *(_execute(executor, step.action, self.deadline) for step in steps)
+                )
+            )
+
+        limit = self.deadline + _GRACE
+        finished = self.loop.run(job, limit, isolate=self.white_box)
+        observed = self._finish(finished, results, steps, script, [])
+        for item in observed:
+            item.calls = None
+        return observed
+
+    def run_cancelled(self, tools: Sequence[Any], step: Step) -> Observed | None:
+        """Run one step and cancel it while its handler is suspended (white-box: the scripted
+        handler says so; black-box: the call has not finished after a few loop iterations).
+        None when the call finished first."""
+        script = self._script(tools, [step], per_call=False)
+        results: list[Observed] = []
+        finished_first = []
+
+        def suspended() -> bool:
+            if self.white_box:
+                return any(call.state == "suspended" for call in script.calls)
+            return True
+
+        async def job(touch: Callable[[], None]) -> None:
+            executor = await self._executor_for(tools, script)
+            touch()
+            if not self.white_box:
+                # Give the call a few iterations to finish on its own before cancelling it.
+                task = _start(executor, step.action)
+                if isinstance(task, Observed):
+                    results.append(task)
+                    return
+                for _ in range(3):
+                    await asyncio.sleep(0)
+                if task.done():
+                    finished_first.append(True)
+                    with contextlib.suppress(BaseException):
+                        task.result()
+                    return
+                task.cancel()
+                done, _ = await asyncio.wait({task}, timeout=self.deadline)
+                results.append(_settled(task) if done else Observed(timed_out=self.deadline))
+                return
+            observed = await _execute_cancelled(
+                executor, step.action, self.deadline, suspended, touch
+            )
+            if observed is None:
+                finished_first.append(True)
+            else:
+                results.append(observed)
+
+        limit = self.deadline + _GRACE
+        finished = self.loop.run(job, limit, isolate=self.white_box)
+        if finished is not None and finished.escaped is None and finished_first:
+            if isinstance(finished.raised, TargetError):
+                raise finished.raised
+            return None
+        self.cancellations += 1
+        return self._finish(finished, results, [step], script, [0])[0]
+
+
+def _text(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:
+        return "<exception str() failed>"

@@ -1,0 +1,266 @@
+"""Reports of the tool authors' checks: findings, per-tool and per-run results, text and JSON.
+
+Re-exported by `conformance.toolcheck`; import them from there.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from conformance._toolcheck_schema import thaw
+
+__all__ = [
+    "CLAUSES",
+    "Finding",
+    "HandlerStats",
+    "ToolCheckFailed",
+    "ToolCheckReport",
+    "ToolReport",
+    "json_text",
+]
+
+CLAUSES = ("H1", "H2", "H3", "H4", "H5", "H6")
+"""The tool authors' clauses (CONTRACT.md section 8), in order."""
+
+
+def json_text(value: object) -> str:
+    try:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Finding:
+    """One failed check: which clause, which tool, where, what is wrong and how to fix it."""
+
+    clause: str
+    tool: str
+    path: str
+    """A JSON path (`parameters['properties']['x']['type']`), or `handler`."""
+    code: str
+    """A short stable kind, e.g. `unknown-type`, `deadline`, `non-str-return`."""
+    message: str
+    fix: str
+    example: Mapping[str, object] | None = None
+    """The smallest arguments found that show the problem (H4, H6)."""
+
+    def __str__(self) -> str:
+        text = f"{self.clause} {self.tool!r} at {self.path}: {self.message}; {self.fix}"
+        if self.example is not None:
+            text += f" (arguments: {json_text(self.example)})"
+        return text
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "clause": self.clause,
+            "tool": self.tool,
+            "path": self.path,
+            "code": self.code,
+            "message": self.message,
+            "fix": self.fix,
+            "example": None if self.example is None else thaw(self.example),
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class HandlerStats:
+    """How the handler behaved on the valid arguments H4 generated (before any failure)."""
+
+    calls: int
+    raised: int
+    """Calls that raised an `Exception` (allowed: it becomes an observation, E4)."""
+    exceptions: Mapping[str, int] = field(default_factory=dict)
+    """Exception class name -> how many calls raised it."""
+    smallest_raising: Mapping[str, object] | None = None
+    smallest_observation: str | None = None
+    """What the model would have seen for `smallest_raising` (`"ValueError: ..."`)."""
+
+    def to_text(self) -> str:
+        if self.calls == 0:
+            return "handler not called"
+        text = f"handler raised on {self.raised} of {self.calls} valid calls"
+        if self.exceptions:
+            text += " (" + ", ".join(f"{k} ×{v}" for k, v in sorted(self.exceptions.items())) + ")"
+        if self.smallest_raising is not None:
+            text += f"; smallest: {json_text(self.smallest_raising)} -> {self.smallest_observation}"
+        return text
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "calls": self.calls,
+            "raised": self.raised,
+            "exceptions": dict(self.exceptions),
+            "smallest_raising": (
+                None if self.smallest_raising is None else thaw(self.smallest_raising)
+            ),
+            "smallest_observation": self.smallest_observation,
+        }
+
+
+class ToolCheckFailed(AssertionError):
+    """A tool check found a problem. `str()` is the readable summary; `.report` has the rest."""
+
+    def __init__(self, report: ToolReport | ToolCheckReport) -> None:
+        super().__init__(report.summary())
+        self.report = report
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolReport:
+    """The result of checking one tool."""
+
+    tool: str
+    statuses: Mapping[str, str]
+    """Clause ID -> `pass`, `fail` or `skipped`, for every clause that was asked for."""
+    reasons: Mapping[str, str] = field(default_factory=dict)
+    """Clause ID -> why it was skipped."""
+    findings: tuple[Finding, ...] = ()
+    examples: int = 0
+    """Valid argument sets H4 tried (until its first failure)."""
+    handler_stats: HandlerStats | None = None
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return "fail" not in self.statuses.values()
+
+    def findings_for(self, clause: str) -> tuple[Finding, ...]:
+        return tuple(finding for finding in self.findings if finding.clause == clause)
+
+    def failed_clauses(self) -> tuple[str, ...]:
+        return tuple(clause for clause, status in self.statuses.items() if status == "fail")
+
+    def to_text(self) -> str:
+        head = "pass" if self.passed else "FAIL"
+        lines = [f"{head} {self.tool}"]
+        for finding in self.findings:
+            lines.append(f"  {finding.clause} {finding.path}: {finding.message}; {finding.fix}")
+            if finding.example is not None:
+                lines.append(f"     arguments: {json_text(finding.example)}")
+        if self.handler_stats is not None and self.handler_stats.raised:
+            lines.append(f"  H4 {self.handler_stats.to_text()}")
+        return "\n".join(lines)
+
+    def summary(self) -> str:
+        if self.passed:
+            return f"tool {self.tool!r} passed {', '.join(self.statuses)}"
+        return f"tool {self.tool!r} failed {', '.join(self.failed_clauses())}\n" + self.to_text()
+
+    def raise_for_failures(self) -> None:
+        if not self.passed:
+            raise ToolCheckFailed(self)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "tool": self.tool,
+            "passed": self.passed,
+            "statuses": dict(self.statuses),
+            "reasons": dict(self.reasons),
+            "findings": [finding.to_json() for finding in self.findings],
+            "examples": self.examples,
+            "handler_stats": None if self.handler_stats is None else self.handler_stats.to_json(),
+            "seconds": round(self.seconds, 4),
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCheckReport:
+    """The result of checking several tools (a registry, a list, a schema file)."""
+
+    target: str
+    tools: tuple[ToolReport, ...]
+    examples: int
+    deadline: float
+    seed: int | None
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return all(tool.passed for tool in self.tools)
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        return tuple(finding for tool in self.tools for finding in tool.findings)
+
+    def tool(self, label: str) -> ToolReport:
+        for report in self.tools:
+            if report.tool == label:
+                return report
+        raise KeyError(f"no tool {label!r}; checked: {[r.tool for r in self.tools]}")
+
+    def exit_status(self) -> int:
+        return 0 if self.passed else 1
+
+    def clause_counts(self) -> dict[str, dict[str, int]]:
+        """Clause ID -> {"pass": n, "fail": n, "skipped": n} over the tools."""
+        counts: dict[str, dict[str, int]] = {}
+        for report in self.tools:
+            for clause, status in report.statuses.items():
+                row = counts.setdefault(clause, {"pass": 0, "fail": 0, "skipped": 0})
+                row[status] += 1
+        return {clause: counts[clause] for clause in CLAUSES if clause in counts}
+
+    def finding_counts(self) -> dict[str, int]:
+        """`"<clause> <message> -> <fix>"` -> occurrences, most frequent first."""
+        counter = Counter(
+            f"{finding.clause} {finding.message} -> {finding.fix}" for finding in self.findings
+        )
+        return dict(counter.most_common())
+
+    def summary(self, limit: int = 10) -> str:
+        failed = [report for report in self.tools if not report.passed]
+        lines = [f"{len(failed)} of {len(self.tools)} tools failed the tool checks ({self.target})"]
+        for report in failed[:limit]:
+            lines.append(report.to_text())
+        if len(failed) > limit:
+            lines.append(f"... and {len(failed) - limit} more tools")
+        return "\n".join(lines)
+
+    def raise_for_failures(self) -> None:
+        if not self.passed:
+            raise ToolCheckFailed(self)
+
+    def to_text(self, *, verbose: bool = False) -> str:
+        mode = (
+            f"{self.examples} examples per tool, deadline {self.deadline:g}s"
+            if self.examples
+            else "schema checks only (no generation)"
+        )
+        seed = "" if self.seed is None else f", seed {self.seed}"
+        lines = [f"check-tools {self.target}: {len(self.tools)} tools, {mode}{seed}"]
+        for report in self.tools:
+            stats = report.handler_stats
+            if verbose or not report.passed or (stats is not None and stats.raised):
+                if len(lines) == 1:
+                    lines.append("")
+                lines.append(report.to_text())
+        lines += ["", "clause  pass  fail  skipped"]
+        for clause, row in self.clause_counts().items():
+            lines.append(f"{clause:<6}{row['pass']:>6}{row['fail']:>6}{row['skipped']:>9}")
+        counts = self.finding_counts()
+        if counts:
+            lines += ["", "findings (count, clause, problem -> fix):"]
+            lines += [f"{n:>6}  {key}" for key, n in counts.items()]
+        passed = sum(report.passed for report in self.tools)
+        lines += [
+            "",
+            f"{len(self.tools)} tools: {passed} passed, {len(self.tools) - passed} failed",
+        ]
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "target": self.target,
+            "passed": self.passed,
+            "examples": self.examples,
+            "deadline": self.deadline,
+            "seed": self.seed,
+            "seconds": round(self.seconds, 3),
+            "clauses": self.clause_counts(),
+            "finding_counts": self.finding_counts(),
+            "tools": [report.to_json() for report in self.tools],
+        }

@@ -1,0 +1,363 @@
+"""The schema half of the tool authors' checks: JSON data (H5), metaschema and top level (H2).
+
+Pure functions over plain values; each returns `Problem`s that `toolcheck` turns into findings.
+Nothing here calls a handler or generates data.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from jsonschema import validators
+from jsonschema.exceptions import ValidationError
+
+__all__ = [
+    "Problem",
+    "dialect_of",
+    "format_path",
+    "json_problems",
+    "round_trip_problems",
+    "schema_problems",
+    "thaw",
+]
+
+MAX_DEPTH = 64
+"""The nesting limit polyloop's ToolSpec enforces (S4); deeper data is reported, not recursed."""
+
+SIMPLE_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
+
+_TYPE_FIXES: dict[str, str] = {
+    "dict": "object",
+    "map": "object",
+    "mapping": "object",
+    "float": "number",
+    "double": "number",
+    "decimal": "number",
+    "int": "integer",
+    "long": "integer",
+    "str": "string",
+    "text": "string",
+    "bool": "boolean",
+    "list": "array",
+    "tuple": "array",
+    "set": "array",
+    "none": "null",
+    "nonetype": "null",
+}
+"""Python (and other languages') type names people write in tool schemas -> the JSON type."""
+
+_ANY_TYPES = frozenset({"any", "object_any", "anything", "mixed"})
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Problem:
+    """One thing wrong with a schema: where (a path of keys/indices), what, and the fix."""
+
+    path: tuple[str | int, ...]
+    code: str
+    message: str
+    fix: str
+
+
+def format_path(path: Sequence[object], root: str = "parameters") -> str:
+    """`('properties', 'x', 0)` -> `parameters['properties']['x'][0]` (the form S4 uses)."""
+    return root + "".join(f"[{step!r}]" for step in path)
+
+
+def thaw(value: object) -> object:
+    """Plain dicts and lists from (possibly deep-frozen) JSON data; other values unchanged.
+
+    Callers run `json_problems` first, so the data is acyclic and shallow enough to recurse.
+    """
+    if isinstance(value, Mapping):
+        return {key: thaw(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [thaw(item) for item in value]
+    return value
+
+
+# --- H5: JSON data -------------------------------------------------------------------------------
+
+_PY_TYPE_AS_JSON: dict[type, str] = {
+    dict: "object",
+    list: "array",
+    tuple: "array",
+    str: "string",
+    int: "integer",
+    float: "number",
+    bool: "boolean",
+    type(None): "null",
+}
+
+
+def _not_json(value: object) -> tuple[str, str, str]:
+    """(code, message, fix) for a value that is not JSON data."""
+    if isinstance(value, type):
+        name = value.__name__
+        json_name = _PY_TYPE_AS_JSON.get(value)
+        if json_name is not None:
+            return (
+                "python-type",
+                f"the Python class `{name}` is not JSON",
+                f'write the string "{json_name}"',
+            )
+        return ("python-type", f"the Python class `{name}` is not JSON", "write a JSON type name")
+    if isinstance(value, float):
+        return (
+            "non-finite",
+            f"{value!r} is not a JSON number",
+            "use a finite number, or drop the keyword",
+        )
+    if isinstance(value, (set, frozenset)):
+        return (
+            "not-json",
+            "a set is not JSON",
+            'use a list (with "uniqueItems": true if duplicates must be refused)',
+        )
+    if isinstance(value, (bytes, bytearray)):
+        return ("not-json", "bytes are not JSON", "decode them to a str")
+    kind = type(value).__name__
+    return (
+        "not-json",
+        f"a `{kind}` object is not JSON",
+        "use only dict, list, str, int, finite float, bool and None",
+    )
+
+
+def json_problems(value: object, root: tuple[str | int, ...] = ()) -> list[Problem]:
+    """Every place where `value` is not JSON data (S4's rule), without ever recursing deeply.
+
+    Iterative with an explicit stack, so a reference cycle or a 10,000-level nesting is
+    reported rather than raising `RecursionError`.
+    """
+    problems: list[Problem] = []
+    # (value, path, ids of the containers on the way down)
+    stack: list[tuple[object, tuple[str | int, ...], frozenset[int]]] = [(value, root, frozenset())]
+    while stack:
+        item, path, ancestors = stack.pop()
+        if item is None or isinstance(item, (str, bool, int)):
+            continue
+        if isinstance(item, float) and math.isfinite(item):
+            continue
+        if isinstance(item, (Mapping, list, tuple)):
+            if id(item) in ancestors:
+                problems.append(
+                    Problem(
+                        path=path,
+                        code="cycle",
+                        message="the value contains itself (a reference cycle)",
+                        fix="build the schema as a tree: copy the shared part instead",
+                    )
+                )
+                continue
+            if len(path) - len(root) >= MAX_DEPTH:
+                problems.append(
+                    Problem(
+                        path=path,
+                        code="too-deep",
+                        message=f"nesting deeper than {MAX_DEPTH} levels",
+                        fix="flatten the schema, or share the repeated part through $defs/$ref",
+                    )
+                )
+                continue
+            inner = ancestors | {id(item)}
+            children: list[tuple[object, tuple[str | int, ...], frozenset[int]]] = []
+            if isinstance(item, Mapping):
+                for key, child in item.items():
+                    if not isinstance(key, str):
+                        problems.append(
+                            Problem(
+                                path=(*path, key),
+                                code="non-str-key",
+                                message=(
+                                    f"the key {key!r} is a {type(key).__name__}; "
+                                    "JSON object keys are strings"
+                                ),
+                                fix=f"use the key {str(key)!r}",
+                            )
+                        )
+                        continue
+                    children.append((child, (*path, key), inner))
+            else:
+                children = [(child, (*path, i), inner) for i, child in enumerate(item)]
+            stack.extend(reversed(children))
+            continue
+        code, message, fix = _not_json(item)
+        problems.append(Problem(path=path, code=code, message=message, fix=fix))
+    return problems
+
+
+def round_trip_problems(model_entry: object) -> list[Problem]:
+    """Where `json.loads(json.dumps(entry))` differs from `entry` (H5), as paths into it."""
+    try:
+        text = json.dumps(model_entry, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        return [
+            Problem(
+                path=(),
+                code="not-serialisable",
+                message=f"json.dumps fails: {type(exc).__name__}: {exc}",
+                fix="return plain dicts, lists, str, int, float, bool and None",
+            )
+        ]
+    back = json.loads(text)
+    return [
+        Problem(
+            path=path,
+            code="round-trip",
+            message=f"{what} after a JSON round trip",
+            fix="return plain dicts and lists (not tuples or other containers)",
+        )
+        for path, what in _differences(model_entry, back, ())
+    ]
+
+
+def _differences(
+    before: object, after: object, path: tuple[str | int, ...]
+) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    if type(before) is not type(after):
+        yield path, f"a {type(before).__name__} becomes a {type(after).__name__}"
+    elif isinstance(before, dict) and isinstance(after, dict):
+        if list(before) != list(after):
+            yield path, "the keys change"
+        else:
+            for key in before:
+                yield from _differences(before[key], after[key], (*path, key))
+    elif isinstance(before, list) and isinstance(after, list):
+        if len(before) != len(after):
+            yield path, "the length changes"
+        else:
+            for i, (b, a) in enumerate(zip(before, after, strict=True)):
+                yield from _differences(b, a, (*path, i))
+    elif before != after:
+        yield path, "the value changes"
+
+
+# --- H2: metaschema and top level ----------------------------------------------------------------
+
+
+def dialect_of(schema: Mapping[str, object]) -> tuple[type[Any] | None, str]:
+    """The jsonschema validator class for the schema's `$schema` (2020-12 when absent).
+
+    Returns `(None, uri)` for a `$schema` jsonschema does not know: validators disagree about
+    such a schema (polyloop treats it as draft-07, jsonschema as 2020-12), so H2 reports it.
+    """
+    declared = schema.get("$schema")
+    if declared is None:
+        return validators.Draft202012Validator, "2020-12 (no $schema)"
+    if not isinstance(declared, str):
+        return None, repr(declared)
+    cls = validators.validator_for(dict(schema), default=None)  # type: ignore[arg-type]
+    if cls is None:
+        return None, declared
+    return cls, declared
+
+
+def _type_name_fix(name: str) -> tuple[str, str]:
+    """(message, fix) for a `type` value that is not a JSON Schema type name."""
+    message = f"`{name}` is not a JSON Schema type"
+    lower = name.strip().lower()
+    if lower in _ANY_TYPES:
+        return message, "omit `type` to accept any value"
+    suggestion = _TYPE_FIXES.get(lower)
+    if suggestion is None and lower in SIMPLE_TYPES:
+        suggestion = lower
+    if suggestion is None:
+        close = difflib.get_close_matches(lower, SIMPLE_TYPES, n=1, cutoff=0.6)
+        suggestion = close[0] if close else None
+    if suggestion is None:
+        return message, "use one of " + ", ".join(f"`{t}`" for t in SIMPLE_TYPES)
+    return message, f"did you mean `{suggestion}`?"
+
+
+_KEYWORD_FIXES: dict[str, str] = {
+    "items": "from draft 2020-12 on, `items` is one schema; use `prefixItems` for a list of them",
+    "required": "`required` is a list of property names at the object level, not a boolean",
+    "pattern": "write a valid ECMA-262 regular expression",
+}
+
+
+def _metaschema_problem(error: ValidationError, dialect: str) -> list[Problem]:
+    path: tuple[str | int, ...] = tuple(error.absolute_path)
+    if path and path[-1] == "type":
+        names = [error.instance] if isinstance(error.instance, str) else error.instance
+        if isinstance(names, list):
+            bad = [
+                (i, name)
+                for i, name in enumerate(names)
+                if isinstance(name, str) and name not in SIMPLE_TYPES
+            ]
+            if bad:
+                problems = []
+                for i, name in bad:
+                    message, fix = _type_name_fix(name)
+                    where = path if isinstance(error.instance, str) else (*path, i)
+                    problems.append(
+                        Problem(path=where, code="unknown-type", message=message, fix=fix)
+                    )
+                return problems
+    keyword = next((step for step in reversed(path) if isinstance(step, str)), None)
+    fix = _KEYWORD_FIXES.get(str(keyword), f"make it valid under the {dialect} metaschema")
+    message = error.message if len(error.message) <= 200 else error.message[:197] + "..."
+    return [Problem(path=path, code="metaschema", message=message, fix=fix)]
+
+
+def schema_problems(schema: object) -> list[Problem]:
+    """H2: the schema is valid under its dialect's metaschema, with `"type": "object"` on top.
+
+    `schema` is thawed JSON data (plain dicts and lists): jsonschema recognises only `dict`
+    as an object.
+    """
+    if not isinstance(schema, dict):
+        return [
+            Problem(
+                path=(),
+                code="not-object-schema",
+                message=f"parameters is a {type(schema).__name__}, not a JSON object schema",
+                fix='use {"type": "object", "properties": {...}}',
+            )
+        ]
+    cls, dialect = dialect_of(schema)
+    problems: list[Problem] = []
+    if cls is None:
+        problems.append(
+            Problem(
+                path=("$schema",),
+                code="unknown-dialect",
+                message=f"$schema {dialect} names no JSON Schema dialect jsonschema knows",
+                fix=(
+                    'use "https://json-schema.org/draft/2020-12/schema" or '
+                    '"http://json-schema.org/draft-07/schema#", or drop $schema'
+                ),
+            )
+        )
+        cls = validators.Draft202012Validator
+        dialect = "2020-12"
+    # What `cls.check_schema` does, but keeping every error rather than the best one.
+    meta_cls = validators.validator_for(cls.META_SCHEMA, default=cls)
+    meta = meta_cls(cls.META_SCHEMA, format_checker=cls.FORMAT_CHECKER)
+    seen: set[tuple[tuple[str | int, ...], str]] = set()
+    for error in meta.iter_errors(schema):
+        for problem in _metaschema_problem(error, dialect):
+            if (problem.path, problem.message) not in seen:
+                seen.add((problem.path, problem.message))
+                problems.append(problem)
+    if not any(problem.path[:1] == ("type",) for problem in problems):
+        declared = schema.get("type")
+        if declared != "object":
+            what = "declares no `type`" if declared is None else f"has type {declared!r}"
+            problems.append(
+                Problem(
+                    path=("type",),
+                    code="top-level-type",
+                    message=f"the top level {what}; a tool's arguments are always a JSON object",
+                    fix='declare "type": "object" at the top level',
+                )
+            )
+    problems.sort(key=lambda problem: [str(step) for step in problem.path])
+    return problems

@@ -1,0 +1,457 @@
+"""Scripted tool handlers that record how the executor called them.
+
+A `Behaviour` is a small frozen value saying what a handler does when called: return a text,
+raise a `ToolEnvironmentError`, raise an ordinary exception, get suspended, return a non-str,
+mutate its arguments, yield to the event loop first, ... The kit puts the handlers of a `Script`
+into the registries it builds, so every call an executor makes is logged (`HandlerCall`) and the
+expected outcome is known in advance (`conformance.oracle`) without trusting the executor under
+test: this call log is the kit's "backdoor".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from polyloop import ToolEnvironmentError, ToolValidationError
+
+__all__ = [
+    "BASE_EXCEPTION_KINDS",
+    "ENVIRONMENT_LIKE_ERROR_KINDS",
+    "ERROR_KINDS",
+    "NON_STR_KINDS",
+    "BackendUnavailable",
+    "Behaviour",
+    "ConformanceAbort",
+    "HandlerBug",
+    "HandlerCall",
+    "MutateArguments",
+    "RaiseBaseException",
+    "RaiseEnvironmentError",
+    "RaiseError",
+    "RaiseUnprintable",
+    "ReturnNonStr",
+    "ReturnText",
+    "Script",
+    "Sleep",
+    "Suspend",
+    "YieldFirst",
+    "arguments_key",
+    "is_plain_json",
+    "plain_copy",
+]
+
+
+class HandlerBug(Exception):
+    """An ordinary exception a buggy tool raises (E4)."""
+
+
+class BackendUnavailable(ToolEnvironmentError):
+    """A `ToolEnvironmentError` subclass: still an environment error (E3, E10)."""
+
+
+class _LookalikeEnvironmentError(Exception):
+    """Named like polyloop's ToolEnvironmentError but unrelated to it: an ordinary exception."""
+
+
+# An executor that compares class names instead of classes must fail E10, so the lookalike
+# carries the very same name.
+_LookalikeEnvironmentError.__name__ = "ToolEnvironmentError"
+_LookalikeEnvironmentError.__qualname__ = "ToolEnvironmentError"
+
+
+class ConformanceAbort(BaseException):
+    """A BaseException that is not an Exception, raised by a handler (E6).
+
+    The kit uses its own class rather than SystemExit so that a broken executor cannot stop the
+    kit; real KeyboardInterrupt is also exercised, inside the kit's event-loop thread."""
+
+
+class UnprintableError(Exception):
+    """An exception whose ``str()`` raises (E12)."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("this exception cannot be printed")
+
+
+class UnprintableEnvironmentError(ToolEnvironmentError):
+    """An environment error whose ``str()`` raises (E3 with E12)."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("this exception cannot be printed")
+
+
+class NonStrMessageError(Exception):
+    """An exception whose ``__str__`` returns a non-str, so ``str()`` raises TypeError (E12)."""
+
+    def __str__(self) -> str:
+        return 42  # type: ignore[return-value]
+
+
+def _json_decode_error(message: str) -> Exception:
+    return json.JSONDecodeError(message or "Expecting value", "{", 1)
+
+
+def _unicode_decode_error(message: str) -> Exception:
+    return UnicodeDecodeError("utf-8", b"\xff", 0, 1, message or "invalid start byte")
+
+
+ERROR_KINDS: Mapping[str, Callable[[str], Exception]] = {
+    "RuntimeError": RuntimeError,
+    "KeyError": KeyError,
+    "TypeError": TypeError,
+    "ZeroDivisionError": ZeroDivisionError,
+    "AssertionError": AssertionError,
+    "NotImplementedError": NotImplementedError,
+    "LookupError": LookupError,
+    "HandlerBug": HandlerBug,
+    "Exception(two args)": lambda message: Exception(message, 42),
+}
+"""Ordinary exceptions for E4: kind -> constructor taking the message."""
+
+ENVIRONMENT_LIKE_ERROR_KINDS: Mapping[str, Callable[[str], Exception]] = {
+    "ValueError": ValueError,
+    "ToolValidationError": ToolValidationError,
+    "JSONDecodeError": _json_decode_error,
+    "UnicodeDecodeError": _unicode_decode_error,
+    "OSError": OSError,
+    "ConnectionError": ConnectionError,
+    "TimeoutError": TimeoutError,
+    "lookalike ToolEnvironmentError": _LookalikeEnvironmentError,
+}
+"""Ordinary exceptions an executor might mistake for a validation or environment error (E10)."""
+
+BASE_EXCEPTION_KINDS: Mapping[str, Callable[[], BaseException]] = {
+    "ConformanceAbort": lambda: ConformanceAbort("raised by a scripted handler"),
+    "KeyboardInterrupt": KeyboardInterrupt,
+    "CancelledError": asyncio.CancelledError,
+}
+"""BaseExceptions that are not Exceptions, for E6."""
+
+NON_STR_KINDS: Mapping[str, Callable[[], object]] = {
+    "None": lambda: None,
+    "int": lambda: 42,
+    "bool": lambda: True,
+    "bytes": lambda: b"bytes are not text",
+    "list": lambda: ["a", "list"],
+    "dict": lambda: {"content": "a dict"},
+    "object": object,
+}
+"""Non-str return values for E9."""
+
+
+@dataclass(kw_only=True, eq=False)
+class HandlerCall:
+    """One call a scripted handler received, recorded when the handler starts running."""
+
+    tool: str
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    snapshot: Any
+    """A plain deep copy of the first positional argument, taken on entry."""
+    plain: bool
+    """Whether that argument was a plain dict with only dicts/lists/JSON scalars inside."""
+    state: str = "running"
+    """``running``, ``suspended``, ``returned``, ``raised`` or ``cancelled``."""
+    raised: BaseException | None = None
+
+    @property
+    def received(self) -> Any:
+        return self.args[0] if self.args else None
+
+
+class Behaviour:
+    """What a scripted handler does. Subclasses are frozen dataclasses; `describe` is shown in
+    reports, `run` is the handler's body."""
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+    async def run(self, arguments: Any, call: HandlerCall) -> Any:
+        raise NotImplementedError
+
+    @property
+    def final(self) -> Behaviour:
+        """The behaviour that decides the result, through any wrappers."""
+        return self
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"... ({len(text)} chars)"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReturnText(Behaviour):
+    """Return this text (E5)."""
+
+    text: str
+
+    def describe(self) -> str:
+        return f"returns the text {_short(self.text)}"
+
+    async def run(self, arguments: Any, call: HandlerCall) -> Any:
+        return self.text
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaiseEnvironmentError(Behaviour):
+    """Raise polyloop's `ToolEnvironmentError` (or the `BackendUnavailable` subclass) (E3)."""
+
+    message: str
+    subclass: bool = False
+
+    def build(self) -> Exception:
+        return (BackendUnavailable if self.subclass else ToolEnvironmentError)(self.message)
+
+    def describe(self) -> str:
+        name = (
+            "BackendUnavailable(ToolEnvironmentError)" if self.subclass else "ToolEnvironmentError"
+        )
+        return f"raises {name}({_short(self.message)})"
+
+    async def run(self, arguments: Any, call: HandlerCall) -> Any:
+        raise self.build()
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaiseError(Behaviour):
+    """Raise an ordinary exception of a kind named in `ERROR_KINDS` or
+    `ENVIRONMENT_LIKE_ERROR_KINDS` (E4, E10)."""
+
+    kind: str
+    message: str
+
+    def build(self) -> Exception:
+        factory = ERROR_KINDS.get(self.kind) or ENVIRONMENT_LIKE_ERROR_KINDS[self.kind]
+        return factory(self.message)
+
+    def describe(self) -> str:
+        return f"raises {self.kind}({_short(self.message)})"
+
+    async def run(self, arguments: Any, call: HandlerCall) -> Any:
+        raise self.build()
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaiseUnprintable(Behaviour):
+    """Raise an exception whose ``str()`` itself raises (E12)."""
+
+    environment: bool = False
+    non_str_message: bool = False
+
+    def build(self) -> Exception:
+        if self.environment:
+            return UnprintableEnvironmentError("unprintable")
+        return NonStrMessageError() if self.non_str_message else UnprintableError("unprintable")
+
+    def describe(self) -> str:
+        return f"raises {type(self.build()).__name__}, whose str() raises"
+
+    async def run(self, arguments: Any, call: HandlerCall) -> Any:
+        raise self.build()
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaiseBaseException(Behaviour):
+    """Raise a BaseException that is not an Exception (E6); kind is a `BASE_EXCEPTION_KINDS` key."""
+
+    kind: str
+
+    def describe(self) -> str:
+        return f"raises {self.kind}"
+
+    async def run(self, arguments: Any, call: HandlerCall) -> Any:
+        raise BASE_EXCEPTION_KINDS[self.kind]()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Suspend(Behaviour):
+    """Suspend forever, until cancelled (E6)."""
+
+    def describe(self) -> str:
+        return "suspends until cancelled"
+
+    async def run(self, arguments: Any, call: HandlerCall) -> Any:
+        call.state = "suspended"
+        await asyncio.get_running_loop().create_future()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReturnNonStr(Behaviour):
+    """Return a value that is not a str (E9); kind is a `NON_STR_KINDS` key."""
+
+    kind: str
+
+    def describe(self) -> str:
+        return f"returns a {self.kind} instead of a str"
+
+    async def run(self, arguments: Any, call: HandlerCall) -> Any:
+        return NON_STR_KINDS[self.kind]()
+
+
+@dataclass(frozen=True, kw_only=True)
+class MutateArguments(Behaviour):
+    """Mutate the received arguments at every depth, then behave like `then` (E13)."""
+
+    then: Behaviour
+
+    @property
+    def final(self) -> Behaviour:
+        return self.then.final
+
+    def describe(self) -> str:
+        return f"mutates its arguments, then {self.then.describe()}"
+
+    async def run(self, arguments: Any, call: HandlerCall) -> Any:
+        _mutate(arguments)
+        return await self.then.run(arguments, call)
+
+
+@dataclass(frozen=True, kw_only=True)
+class YieldFirst(Behaviour):
+    """Yield to the event loop `times` times, then behave like `then` (E11 interleavings)."""
+
+    times: int
+    then: Behaviour
+
+    @property
+    def final(self) -> Behaviour:
+        return self.then.final
+
+    def describe(self) -> str:
+        return f"yields to the event loop {self.times}x, then {self.then.describe()}"
+
+    async def run(self, arguments: Any, call: HandlerCall) -> Any:
+        for _ in range(self.times):
+            await asyncio.sleep(0)
+        return await self.then.run(arguments, call)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Sleep(Behaviour):
+    """Sleep `seconds` of wall time, then behave like `then`."""
+
+    seconds: float
+    then: Behaviour
+
+    @property
+    def final(self) -> Behaviour:
+        return self.then.final
+
+    def describe(self) -> str:
+        return f"sleeps {self.seconds:g}s, then {self.then.describe()}"
+
+    async def run(self, arguments: Any, call: HandlerCall) -> Any:
+        await asyncio.sleep(self.seconds)
+        return await self.then.run(arguments, call)
+
+
+def _mutate(value: Any) -> None:
+    """Change a received argument structure in place, wherever it is mutable."""
+    if isinstance(value, dict):
+        for item in list(value.values()):
+            _mutate(item)
+        value["__mutated_by_handler__"] = True
+        for key in [key for key in value if key != "__mutated_by_handler__"][:1]:
+            del value[key]
+    elif isinstance(value, list):
+        for item in value:
+            _mutate(item)
+        value.append("mutated by handler")
+
+
+def plain_copy(value: Any) -> Any:
+    """A deep copy with every mapping as a dict and every list/tuple as a list."""
+    if isinstance(value, Mapping):
+        return {key: plain_copy(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain_copy(item) for item in value]
+    return value
+
+
+def is_plain_json(value: Any) -> bool:
+    """True for a structure made only of dicts, lists and JSON scalars (no mapping proxies,
+    tuples or other containers)."""
+    if isinstance(value, dict):
+        return type(value) is dict and all(is_plain_json(item) for item in value.values())
+    if isinstance(value, list):
+        return type(value) is list and all(is_plain_json(item) for item in value)
+    return value is None or type(value) in (str, int, float, bool)
+
+
+def arguments_key(value: Any) -> Hashable:
+    """A hashable key that is equal for argument structures Python considers equal (so ``3``
+    and ``3.0`` share a key), used to find the behaviour scripted for a call."""
+    if isinstance(value, Mapping):
+        return ("object", frozenset((key, arguments_key(item)) for key, item in value.items()))
+    if isinstance(value, (list, tuple)):
+        return ("array", tuple(arguments_key(item) for item in value))
+    if isinstance(value, bool):
+        return ("boolean", value)
+    if isinstance(value, Hashable):
+        return ("value", value)
+    return ("unhashable", id(value))
+
+
+ToolHandlerFunction = Callable[..., Awaitable[Any]]
+
+
+@dataclass(kw_only=True, eq=False)
+class Script:
+    """The behaviours scripted for one registry, and the log of every call its handlers got.
+
+    A behaviour is looked up by ``(tool, arguments_key(arguments))`` first, then by tool name
+    alone, so concurrent calls to one tool can each get their own behaviour."""
+
+    by_call: dict[tuple[str, Hashable], Behaviour] = field(default_factory=dict)
+    by_tool: dict[str, Behaviour] = field(default_factory=dict)
+    default: Behaviour = field(default_factory=lambda: ReturnText(text="ok"))
+    calls: list[HandlerCall] = field(default_factory=list)
+
+    def set(
+        self, tool: str, behaviour: Behaviour, arguments: Any = None, *, per_call: bool = False
+    ) -> None:
+        """Script `behaviour` for the tool (or, with per_call, for these exact arguments)."""
+        if per_call:
+            self.by_call[(tool, arguments_key(arguments))] = behaviour
+        else:
+            self.by_tool[tool] = behaviour
+
+    def behaviour_for(self, tool: str, arguments: Any) -> Behaviour:
+        found = self.by_call.get((tool, arguments_key(arguments)))
+        return found or self.by_tool.get(tool) or self.default
+
+    def calls_to(self, tool: str) -> Sequence[HandlerCall]:
+        return [call for call in self.calls if call.tool == tool]
+
+    def handler_for(self, tool: str) -> ToolHandlerFunction:
+        """An ``async def`` handler for `tool` that logs each call and runs the scripted
+        behaviour. It accepts any signature, so a wrongly-called handler is logged, not lost."""
+
+        async def scripted_handler(*args: Any, **kwargs: Any) -> Any:
+            received = args[0] if args else None
+            call = HandlerCall(
+                tool=tool,
+                args=args,
+                kwargs=dict(kwargs),
+                snapshot=plain_copy(received),
+                plain=is_plain_json(received),
+            )
+            self.calls.append(call)
+            behaviour = self.behaviour_for(tool, received)
+            try:
+                result = await behaviour.run(received, call)
+            except asyncio.CancelledError as exc:
+                call.state, call.raised = "cancelled", exc
+                raise
+            except BaseException as exc:
+                call.state, call.raised = "raised", exc
+                raise
+            call.state = "returned"
+            return result
+
+        scripted_handler.__name__ = scripted_handler.__qualname__ = f"scripted_{tool}"[:80]
+        return scripted_handler

@@ -1,0 +1,207 @@
+"""The contract as documentation: the `catalog` command and the generated `docs/contract.md`.
+
+Both render `conformance.catalog`, the single table of clauses, and add which entry point of
+the kit checks each clause. Regenerate the page after changing the catalog:
+
+    python -m conformance.docs --write docs/contract.md
+
+`python -m conformance.docs --check docs/contract.md` exits 1 when the file is out of date (a
+test in tests/kit does the same).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from conformance.catalog import CLAUSES, CONTRACT_VERSION, Clause
+from conformance.certify import CERTIFIED_CLAUSES
+from conformance.toolcheck import CLAUSES as TOOL_CLAUSES
+
+__all__ = [
+    "ENTRY_POINTS",
+    "REGENERATE",
+    "add_catalog_command",
+    "catalog_json",
+    "catalog_text",
+    "checked_by",
+    "contract_markdown",
+    "main",
+]
+
+REGENERATE = "python -m conformance.docs --write docs/contract.md"
+
+ENTRY_POINTS: dict[str, str] = {
+    "certify": "`certify(...)` and `polyloop-conformance certify`: certifies an executor",
+    "ExecutorContract": "the pytest base class for an executor's own test suite",
+    "check_tool": "`check_tool`, `check_registry` and `polyloop-conformance check-tools`",
+    "ToolContract": "the pytest base class for a project's tools",
+    "metatests": "`polyloop-metatests check`: the API-evolution guard",
+    "polyloop tests": "polyloop's own test suite (a property of the library, not of a target)",
+}
+"""Who checks clauses, as named in the catalog and in docs/contract.md."""
+
+
+_HEADINGS: dict[str, str] = {
+    "spec": "3. Tool specs",
+    "registry": "4. The registry",
+    "validation": "5. Validation",
+    "dispatch": "6. Dispatch",
+    "session": "7. Run requests",
+    "tools": "8. Tool authors' checks",
+    "api": "9. Public API evolution",
+}
+
+
+def checked_by(clause: Clause) -> tuple[str, ...]:
+    """The entry points (keys of `ENTRY_POINTS`) that check this clause.
+
+    Read from the checks themselves, not kept as a second list: `certify` and
+    `ExecutorContract` run `certify.CERTIFIED_CLAUSES`, the tool checks `toolcheck.CLAUSES`.
+    """
+    if clause.id in CERTIFIED_CLAUSES:
+        return ("certify", "ExecutorContract")
+    if clause.id in TOOL_CLAUSES:
+        return ("check_tool", "ToolContract")
+    if clause.section == "api":
+        return ("metatests",)
+    return ("polyloop tests",)
+
+
+def catalog_json() -> dict[str, Any]:
+    """The catalog as JSON data: contract version and every clause with its checkers."""
+    return {
+        "contract_version": CONTRACT_VERSION,
+        "clauses": [
+            {
+                "id": clause.id,
+                "level": clause.level,
+                "section": clause.section,
+                "title": clause.title,
+                "summary": clause.summary,
+                "checked_by": list(checked_by(clause)),
+            }
+            for clause in CLAUSES
+        ],
+    }
+
+
+def catalog_text() -> str:
+    """One line per clause: ID, level, title and who checks it."""
+    width = max(len(clause.title) for clause in CLAUSES)
+    lines = [f"polyloop tool contract {CONTRACT_VERSION}: {len(CLAUSES)} clauses", ""]
+    section = None
+    for clause in CLAUSES:
+        if clause.section != section:
+            section = clause.section
+            if len(lines) > 2:
+                lines.append("")
+            lines.append(_HEADINGS.get(section, section))
+        checkers = ", ".join(checked_by(clause))
+        lines.append(f"  {clause.id:<4} {clause.level:<7}{clause.title:<{width}}  {checkers}")
+    return "\n".join(lines)
+
+
+def _table_cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def contract_markdown() -> str:
+    """The text of docs/contract.md."""
+    out = [
+        "# The polyloop tool contract: clause catalog",
+        "",
+        f"<!-- Generated from conformance/catalog.py by `{REGENERATE}`. Do not edit by hand:",
+        "     tests/kit/test_docs.py fails when this file is out of date. -->",
+        "",
+        f"Contract version {CONTRACT_VERSION}, {len(CLAUSES)} clauses. `CONTRACT.md` holds the "
+        "authoritative wording; this page lists every clause with its stable ID, its level, a "
+        "one-paragraph summary and the entry points of the conformance kit that check it. The "
+        "same rows drive test names, report lines and `polyloop-conformance catalog`.",
+        "",
+        "**Levels.** `core`: what design 0008 requires of any executor claiming conformance. "
+        "`strict`: `core` plus this project's hardening (the clauses marked [H] in the "
+        "contract), always required of polyloop's own implementation.",
+        "",
+        "**Checked by.**",
+        "",
+    ]
+    out += [f"- **{name}**: {what}" for name, what in ENTRY_POINTS.items()]
+    out += ["", "| ID | Level | Title | Checked by |", "|---|---|---|---|"]
+    for clause in CLAUSES:
+        anchor = clause.id.lower()
+        checkers = ", ".join(checked_by(clause))
+        out.append(
+            f"| [{clause.id}](#{anchor}) | {clause.level} | {_table_cell(clause.title)} "
+            f"| {checkers} |"
+        )
+    section = None
+    for clause in CLAUSES:
+        if clause.section != section:
+            section = clause.section
+            out += ["", f"## {_HEADINGS.get(section, section)}"]
+        out += [
+            "",
+            f"### {clause.id}",
+            "",
+            f"**{clause.title}** · level `{clause.level}` · checked by "
+            + ", ".join(checked_by(clause)),
+            "",
+            clause.summary,
+        ]
+    return "\n".join(out) + "\n"
+
+
+def _run_catalog(args: argparse.Namespace) -> int:
+    if args.json:
+        print(json.dumps(catalog_json(), indent=1, ensure_ascii=False))
+    else:
+        print(catalog_text())
+    return 0
+
+
+def add_catalog_command(subparsers: Any) -> argparse.ArgumentParser:
+    """Register `catalog` on a `parser.add_subparsers()` object (used by conformance.cli)."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "catalog",
+        help="list every contract clause (ID, level, title, who checks it)",
+        description="List every clause of the polyloop tool contract.",
+    )
+    parser.add_argument("--json", action="store_true", help="print the catalog as JSON")
+    parser.set_defaults(func=_run_catalog)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m conformance.docs [--write PATH | --check PATH]`: print, write or check."""
+    parser = argparse.ArgumentParser(
+        prog="python -m conformance.docs", description="Generate docs/contract.md."
+    )
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--write", metavar="PATH", help="write the page to PATH")
+    mode.add_argument("--check", metavar="PATH", help="exit 1 if PATH is not up to date")
+    args = parser.parse_args(argv)
+    text = contract_markdown()
+    if args.write:
+        Path(args.write).write_text(text, encoding="utf-8")
+        return 0
+    if args.check:
+        path = Path(args.check)
+        current = path.read_text(encoding="utf-8") if path.is_file() else None
+        if current != text:
+            print(
+                f"{path} is out of date; regenerate it with: "
+                f"python -m conformance.docs --write {path}",
+                file=sys.stderr,
+            )
+            return 1
+        return 0
+    sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,561 @@
+"""The outcome the contract expects, computed without the executor under test.
+
+`expect(schemas, action, behaviour)` answers, for one action sent to an executor serving tools
+with these parameter schemas and a handler scripted with `behaviour`, which outcomes conform.
+Two sources decide it, neither of them the executor:
+
+* what validation MUST reject (V2 unknown name, V3 non-mapping arguments, V4 missing required
+  keys, V5 keys outside a closed ``properties``, V6 top-level type mismatches) — computed here
+  from the contract's own rules, including the draft <= 07 rule that ``$ref`` makes its siblings
+  inert;
+* what it MUST accept (V1): everything `jsonschema` accepts under the schema's dialect.
+
+A call in between — `jsonschema` rejects it, the subset need not — is E14 territory: the oracle
+then returns both a rejection and the handler's outcome as acceptable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from jsonschema import validators
+from jsonschema.protocols import Validator
+
+from conformance.behaviours import (
+    BASE_EXCEPTION_KINDS,
+    ENVIRONMENT_LIKE_ERROR_KINDS,
+    Behaviour,
+    HandlerCall,
+    RaiseBaseException,
+    RaiseEnvironmentError,
+    RaiseError,
+    RaiseUnprintable,
+    ReturnNonStr,
+    ReturnText,
+    Suspend,
+    plain_copy,
+)
+from polyloop import Action, ActionOutcome, ActionStatus
+
+__all__ = [
+    "JSON_TYPES",
+    "STR_FAILED",
+    "Expectation",
+    "Expected",
+    "Observed",
+    "Reason",
+    "accepts",
+    "closed_properties",
+    "effective_required",
+    "expect",
+    "full_validator",
+    "json_types_of",
+    "mentions",
+    "mismatch",
+    "must_reject",
+    "ref_siblings_inert",
+    "schemas_of",
+    "typed_properties",
+]
+
+JSON_TYPES = frozenset({"null", "boolean", "object", "array", "number", "integer", "string"})
+STR_FAILED = "<exception str() failed>"
+
+_OLD_DIALECTS = frozenset(
+    {"Draft3Validator", "Draft4Validator", "Draft6Validator", "Draft7Validator"}
+)
+
+
+def _validator_class(schema: Mapping[str, Any]) -> type[Validator]:
+    cls: type[Validator] = validators.validator_for(schema, default=validators.Draft202012Validator)
+    return cls
+
+
+def ref_siblings_inert(schema: Mapping[str, Any]) -> bool:
+    """True when the schema's dialect makes the siblings of ``$ref`` inert (draft-07 and
+    older). An unrecognised ``$schema`` counts as old too: assuming fewer active keywords can
+    only make the oracle demand fewer rejections, never a false one."""
+    declared = schema.get("$schema")
+    if declared is None:
+        return False
+    cls: Any = validators.validator_for(schema, default=None)  # type: ignore[arg-type]
+    return cls is None or cls.__name__ in _OLD_DIALECTS
+
+
+def _unknown_type_names(schema: Any) -> set[str]:
+    found: set[str] = set()
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Mapping):
+            declared = node.get("type")
+            names = [declared] if isinstance(declared, str) else declared
+            if isinstance(names, (list, tuple)):
+                found.update(n for n in names if isinstance(n, str) and n not in JSON_TYPES)
+            stack.extend(
+                v for k, v in node.items() if k not in ("enum", "const", "default", "examples")
+            )
+        elif isinstance(node, (list, tuple)):
+            stack.extend(node)
+    return found
+
+
+@lru_cache(maxsize=1024)
+def _cached_validator(schema_json: str) -> Validator:
+    # A memo of a pure function of the schema text: building a validator class and resolving
+    # its references costs far more than validating one instance.
+    schema = json.loads(schema_json)
+    cls = _validator_class(schema)
+    unknown = _unknown_type_names(schema)
+    if unknown:
+        # V6: "an unknown type name accepts everything". jsonschema would raise UnknownType.
+        checker = cls.TYPE_CHECKER.redefine_many(
+            {name: (lambda _checker, _instance: True) for name in unknown}
+        )
+        cls = validators.extend(cls, type_checker=checker)  # type: ignore[no-untyped-call]
+    return cls(schema)
+
+
+def full_validator(schema: Mapping[str, Any]) -> Validator:
+    """The ground-truth validator for a parameters schema: ``jsonschema`` under the dialect the
+    schema declares (2020-12 when it declares none), with unknown type names accepting
+    everything, as the contract says for V6."""
+    return _cached_validator(json.dumps(plain_copy(schema), sort_keys=True))
+
+
+def accepts(schema: Mapping[str, Any], instance: Any) -> bool:
+    """Whether full JSON Schema accepts the instance (see `full_validator`)."""
+    return bool(full_validator(schema).is_valid(plain_copy(instance)))
+
+
+def json_types_of(value: Any) -> frozenset[str]:
+    """The JSON types a value belongs to, by the contract's semantics (V6): bool is only
+    boolean, an integral float is an integer too, a tuple is an array, any mapping an object."""
+    if value is None:
+        return frozenset({"null"})
+    if isinstance(value, bool):
+        return frozenset({"boolean"})
+    if isinstance(value, int):
+        return frozenset({"integer", "number"})
+    if isinstance(value, float):
+        if math.isfinite(value) and value.is_integer():
+            return frozenset({"integer", "number"})
+        return frozenset({"number"})
+    if isinstance(value, str):
+        return frozenset({"string"})
+    if isinstance(value, Mapping):
+        return frozenset({"object"})
+    if isinstance(value, (list, tuple)):
+        return frozenset({"array"})
+    return frozenset()
+
+
+def _root_inert(schema: Mapping[str, Any]) -> bool:
+    return "$ref" in schema and ref_siblings_inert(schema)
+
+
+def effective_required(schema: Mapping[str, Any]) -> tuple[str, ...]:
+    """The top-level required keys validation must enforce (V4); none when a draft <= 07 root
+    ``$ref`` makes ``required`` inert."""
+    required = schema.get("required")
+    if _root_inert(schema) or not isinstance(required, (list, tuple)):
+        return ()
+    return tuple(dict.fromkeys(key for key in required if isinstance(key, str)))
+
+
+def closed_properties(schema: Mapping[str, Any]) -> frozenset[str] | None:
+    """The allowed top-level keys when V5 applies (``additionalProperties: false`` and no
+    ``patternProperties``), else None."""
+    if (
+        _root_inert(schema)
+        or schema.get("additionalProperties") is not False
+        or "patternProperties" in schema
+    ):
+        return None
+    properties = schema.get("properties")
+    return frozenset(properties) if isinstance(properties, Mapping) else frozenset()
+
+
+def typed_properties(schema: Mapping[str, Any]) -> dict[str, frozenset[str]]:
+    """Top-level properties whose declared ``type`` validation must enforce (V6): key -> the
+    allowed JSON types. Leaves out unknown type names, and property schemas holding ``$ref``
+    in a draft <= 07 schema."""
+    properties = schema.get("properties")
+    if _root_inert(schema) or not isinstance(properties, Mapping):
+        return {}
+    inert = ref_siblings_inert(schema)
+    typed: dict[str, frozenset[str]] = {}
+    for key, subschema in properties.items():
+        if not isinstance(subschema, Mapping) or "type" not in subschema:
+            continue
+        if inert and "$ref" in subschema:
+            continue
+        declared = subschema["type"]
+        names = [declared] if isinstance(declared, str) else declared
+        if not isinstance(names, (list, tuple)) or not names:
+            continue
+        if all(isinstance(name, str) and name in JSON_TYPES for name in names):
+            typed[key] = frozenset(names)
+    return typed
+
+
+@dataclass(frozen=True, kw_only=True)
+class Reason:
+    """Why validation must reject a call: the clause, a sentence, and what it must name."""
+
+    clause: str
+    detail: str
+    names: tuple[str, ...] = ()
+
+
+def must_reject(
+    schemas: Mapping[str, Mapping[str, Any]], name: str, arguments: Any
+) -> tuple[Reason, ...]:
+    """Every reason the contract gives (V2–V6) for rejecting this call; empty if none."""
+    if name not in schemas:
+        return (Reason(clause="V2", detail="the tool name is unknown", names=(name,)),)
+    if not isinstance(arguments, Mapping):
+        return (
+            Reason(
+                clause="V3", detail=f"arguments are a {type(arguments).__name__}, not a mapping"
+            ),
+        )
+    schema = schemas[name]
+    if not isinstance(schema, Mapping):
+        return ()
+    reasons = []
+    missing = tuple(key for key in effective_required(schema) if key not in arguments)
+    if missing:
+        reasons.append(Reason(clause="V4", detail="required keys are missing", names=missing))
+    allowed = closed_properties(schema)
+    if allowed is not None:
+        extra = tuple(key for key in arguments if key not in allowed)
+        if extra:
+            reasons.append(Reason(clause="V5", detail="keys outside a closed schema", names=extra))
+    for key, types in typed_properties(schema).items():
+        if key not in arguments:
+            continue
+        value = arguments[key]
+        actual = json_types_of(value)
+        if not actual or actual & types:
+            continue  # json_types_of counts 3.0 as an integer: never a certain rejection
+        reasons.append(
+            Reason(
+                clause="V6",
+                detail=f"property {key!r} must be {' or '.join(sorted(types))}",
+                names=(key,),
+            )
+        )
+    return tuple(reasons)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Expected:
+    """One acceptable result of ``execute``: an outcome, or an exception it must raise."""
+
+    clause: str
+    """The contract row this alternative is (E1–E6, E9)."""
+    statuses: frozenset[ActionStatus] = frozenset()
+    """Acceptable statuses; empty when execute must raise instead of returning."""
+    observation: str | None = None
+    """The exact observation, or None for "non-empty text of the executor's own"."""
+    synthetic: bool | None = None
+    handler_calls: int | None = None
+    """How often the handler runs; None when unknown (black-box)."""
+    raises: type[BaseException] | None = None
+    same_exception: bool = False
+    """E6: execute must raise the very exception object the handler raised."""
+    must_name: tuple[str, ...] = ()
+    """Names the observation (or the exception message) must mention."""
+
+    def describe(self) -> str:
+        calls = "" if self.handler_calls is None else f"; handler called {self.handler_calls}x"
+        if self.raises is not None:
+            same = " (the handler's own exception object)" if self.same_exception else ""
+            naming = f" naming {', '.join(map(repr, self.must_name))}" if self.must_name else ""
+            return f"[{self.clause}] execute raises {self.raises.__name__}{same}{naming}{calls}"
+        status = "|".join(sorted(s.name for s in self.statuses))
+        text = (
+            "the executor's own non-empty text"
+            if self.observation is None
+            else repr(self.observation)
+            if len(self.observation) <= 200
+            else repr(self.observation[:200]) + f"... ({len(self.observation)} chars)"
+        )
+        naming = f" naming {', '.join(map(repr, self.must_name))}" if self.must_name else ""
+        synthetic = "" if self.synthetic is None else f", synthetic={self.synthetic}"
+        return f"[{self.clause}] {status}, observation {text}{naming}{synthetic}{calls}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Expectation:
+    """What the contract allows for one action."""
+
+    verdict: str
+    """``no tool call``, ``must reject``, ``must accept`` or ``either`` (E14)."""
+    reasons: tuple[Reason, ...]
+    alternatives: tuple[Expected, ...]
+
+    def describe(self) -> str:
+        return " OR ".join(alternative.describe() for alternative in self.alternatives)
+
+    def rejection(self) -> Expected | None:
+        return next((a for a in self.alternatives if a.clause == "E2"), None)
+
+    def dispatched(self) -> tuple[Expected, ...]:
+        return tuple(a for a in self.alternatives if a.clause not in ("E1", "E2"))
+
+
+@dataclass(kw_only=True, eq=False)
+class Observed:
+    """What one ``execute`` call did: its outcome or exception, and the handler calls it made
+    (None in black-box mode, where the kit cannot see the handlers)."""
+
+    outcome: object = None
+    raised: BaseException | None = None
+    timed_out: float | None = None
+    """The deadline, in seconds, if execute did not finish within it."""
+    calls: tuple[HandlerCall, ...] | None = None
+    escaped_loop: bool = False
+    """The exception escaped the event loop itself (KeyboardInterrupt/SystemExit)."""
+    blocked: bool = False
+    """Timed out without giving control back to the event loop (or ignoring cancellation)."""
+
+    def describe(self) -> str:
+        calls = "" if self.calls is None else f"; handler called {len(self.calls)}x"
+        if self.timed_out is not None:
+            how = " and blocked the event loop (or ignored cancellation)" if self.blocked else ""
+            return f"execute did not finish within {self.timed_out:g}s{how}{calls}"
+        if self.raised is not None:
+            return f"execute raised {_exception_text(self.raised)}{calls}"
+        if isinstance(self.outcome, ActionOutcome):
+            o = self.outcome
+            return (
+                f"{o.status.name}, observation {_clip(o.observation)}, "
+                f"synthetic={o.observation_is_synthetic}, env_reported_completion="
+                f"{o.env_reported_completion!r}, observation_truncated_chars="
+                f"{o.observation_truncated_chars!r}{calls}"
+            )
+        return f"execute returned {_clip(self.outcome)}, not an ActionOutcome{calls}"
+
+
+def _clip(value: object, limit: int = 200) -> str:
+    try:
+        text = repr(value)
+    except Exception:  # an executor's object with a broken __repr__
+        text = f"<{type(value).__name__} object with a failing repr>"
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
+
+
+def _exception_text(exc: BaseException) -> str:
+    try:
+        message = str(exc)
+    except Exception:
+        message = STR_FAILED
+    return f"{type(exc).__name__}({_clip(message)})"
+
+
+def mentions(text: str, name: str) -> bool:
+    """Whether `text` names `name`: verbatim, escaped as repr or JSON would, or — when that
+    form is long, which the contract lets messages shorten — by its first 16 characters."""
+    forms = {name, repr(name)[1:-1], json.dumps(name)[1:-1], ascii(name)[1:-1]}
+    forms |= {form[:16] for form in forms if len(form) > 32}
+    return any(form in text for form in forms)
+
+
+def _dispatched(behaviour: Behaviour | None, tool: str, calls: int | None) -> tuple[Expected, ...]:
+    if behaviour is None:  # black-box: the real handler's result is unknown
+        return (
+            Expected(
+                clause="E3-E5",
+                statuses=frozenset({ActionStatus.EXECUTED, ActionStatus.ENV_ERROR}),
+                synthetic=False,
+                handler_calls=calls,
+            ),
+            Expected(clause="E9", raises=TypeError, must_name=(tool,), handler_calls=calls),
+        )
+    final = behaviour.final
+    if isinstance(final, ReturnText):
+        return (
+            Expected(
+                clause="E5",
+                statuses=frozenset({ActionStatus.EXECUTED}),
+                observation=final.text,
+                synthetic=False,
+                handler_calls=calls,
+            ),
+        )
+    if isinstance(final, RaiseEnvironmentError):
+        return (
+            Expected(
+                clause="E3",
+                statuses=frozenset({ActionStatus.ENV_ERROR}),
+                observation=str(final.build()),
+                synthetic=False,
+                handler_calls=calls,
+            ),
+        )
+    if isinstance(final, RaiseError):
+        exc = final.build()
+        clause = "E10" if final.kind in ENVIRONMENT_LIKE_ERROR_KINDS else "E4"
+        return (
+            Expected(
+                clause=clause,
+                statuses=frozenset({ActionStatus.EXECUTED}),
+                observation=f"{type(exc).__name__}: {exc}",
+                synthetic=False,
+                handler_calls=calls,
+            ),
+        )
+    if isinstance(final, RaiseUnprintable):
+        exc = final.build()
+        status = ActionStatus.ENV_ERROR if final.environment else ActionStatus.EXECUTED
+        return (
+            Expected(
+                clause="E12",
+                statuses=frozenset({status}),
+                observation=f"{type(exc).__name__}: {STR_FAILED}",
+                synthetic=False,
+                handler_calls=calls,
+            ),
+        )
+    if isinstance(final, ReturnNonStr):
+        return (Expected(clause="E9", raises=TypeError, must_name=(tool,), handler_calls=calls),)
+    if isinstance(final, RaiseBaseException):
+        raised = type(BASE_EXCEPTION_KINDS[final.kind]())
+        # A CancelledError crossing a task boundary is re-created by asyncio, so only its type
+        # can be required; any other BaseException must arrive as the very same object.
+        return (
+            Expected(
+                clause="E6",
+                raises=raised,
+                handler_calls=calls,
+                same_exception=final.kind != "CancelledError",
+            ),
+        )
+    if isinstance(final, Suspend):
+        return (Expected(clause="E6", raises=asyncio.CancelledError, handler_calls=calls),)
+    raise TypeError(f"the oracle does not know the behaviour {behaviour!r}")
+
+
+def expect(
+    schemas: Mapping[str, Mapping[str, Any]],
+    action: Action,
+    behaviour: Behaviour | None,
+    *,
+    white_box: bool = True,
+) -> Expectation:
+    """The outcomes the contract allows when `action` is sent to an executor serving tools with
+    these parameter schemas (name -> schema), whose handler is scripted with `behaviour` (None
+    in black-box mode, where handlers are not the kit's)."""
+    once, never = (1, 0) if white_box else (None, None)
+    call = action.tool_call
+    if call is None:
+        return Expectation(
+            verdict="no tool call",
+            reasons=(),
+            alternatives=(
+                Expected(
+                    clause="E1",
+                    statuses=frozenset({ActionStatus.NOT_EXECUTED}),
+                    synthetic=True,
+                    handler_calls=never,
+                ),
+            ),
+        )
+    reasons = must_reject(schemas, call.name, call.arguments)
+    naming = tuple(
+        name for reason in reasons if reason.clause in ("V2", "V4", "V5") for name in reason.names
+    )
+    rejection = Expected(
+        clause="E2",
+        statuses=frozenset({ActionStatus.NOT_EXECUTED}),
+        synthetic=True,
+        handler_calls=never,
+        must_name=naming,
+    )
+    if reasons:
+        return Expectation(verdict="must reject", reasons=reasons, alternatives=(rejection,))
+    dispatched = _dispatched(behaviour, call.name, once)
+    if accepts(schemas[call.name], call.arguments):
+        return Expectation(verdict="must accept", reasons=(), alternatives=dispatched)
+    return Expectation(verdict="either", reasons=(), alternatives=(rejection, *dispatched))
+
+
+def mismatch(expected: Expected, observed: Observed) -> str | None:
+    """Why `observed` is not `expected`, or None when it is."""
+    problems: list[str] = []
+    if observed.timed_out is not None:
+        return f"execute did not finish within {observed.timed_out:g}s"
+    if (
+        expected.handler_calls is not None
+        and observed.calls is not None
+        and len(observed.calls) != expected.handler_calls
+    ):
+        problems.append(f"the handler ran {len(observed.calls)}x, not {expected.handler_calls}x")
+    if expected.raises is not None:
+        if observed.raised is None:
+            return "; ".join(
+                [*problems, f"execute returned instead of raising {expected.raises.__name__}"]
+            )
+        if not isinstance(observed.raised, expected.raises):
+            problems.append(
+                f"execute raised {type(observed.raised).__name__}, not {expected.raises.__name__}"
+            )
+        elif (
+            expected.same_exception
+            and observed.calls is not None
+            and not any(call.raised is observed.raised for call in observed.calls)
+        ):
+            problems.append("execute raised a different exception object than the handler's")
+        text = _safe_str(observed.raised)
+        unnamed = [name for name in expected.must_name if not mentions(text, name)]
+        if unnamed:
+            problems.append(f"the exception message does not name {', '.join(map(repr, unnamed))}")
+        return "; ".join(problems) or None
+    if observed.raised is not None:
+        return "; ".join([*problems, f"execute raised {_exception_text(observed.raised)}"])
+    outcome = observed.outcome
+    if not isinstance(outcome, ActionOutcome):
+        return "; ".join(
+            [*problems, f"execute returned {type(outcome).__name__}, not an ActionOutcome"]
+        )
+    if outcome.status not in expected.statuses:
+        problems.append(f"status {outcome.status.name}")
+    if expected.observation is not None and outcome.observation != expected.observation:
+        problems.append("a different observation")
+    if expected.observation is None and not (
+        isinstance(outcome.observation, str) and outcome.observation.strip()
+    ):
+        problems.append("an empty observation")
+    if (
+        expected.synthetic is not None
+        and outcome.observation_is_synthetic is not expected.synthetic
+    ):
+        problems.append(f"observation_is_synthetic={outcome.observation_is_synthetic!r}")
+    unnamed = [
+        name
+        for name in expected.must_name
+        if not (isinstance(outcome.observation, str) and mentions(outcome.observation, name))
+    ]
+    if unnamed:
+        problems.append(f"the observation does not name {', '.join(map(repr, unnamed))}")
+    return "; ".join(problems) or None
+
+
+def _safe_str(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:
+        return ""
+
+
+def schemas_of(tools: Sequence[Any]) -> dict[str, Mapping[str, Any]]:
+    """name -> plain parameters schema, for ToolSpecs, ToolDefs or a ToolRegistry."""
+    return {tool.name: plain_copy(tool.parameters) for tool in tools}

@@ -1,0 +1,202 @@
+"""The certification report: per-clause results, as a text table and as JSON.
+
+The JSON form is published as ``conformance/report.schema.json`` (see `REPORT_SCHEMA`), so CI
+scripts can rely on its shape.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+__all__ = ["STATUSES", "ClauseResult", "Counterexample", "Report", "report_schema"]
+
+STATUSES = ("pass", "fail", "error", "xfail", "skipped")
+"""``pass``; ``fail`` (the executor broke the clause, or an expected failure now passes);
+``error`` (the factory or the kit could not run the check); ``xfail`` (failed, as the
+expected-failures list says); ``skipped`` (not checkable here, e.g. black-box)."""
+
+
+def _jsonable(value: Any) -> Any:
+    """`value` as JSON data: mappings and sequences become dicts and lists, anything else its
+    repr (an argument can be any Python object an executor was sent)."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, Mapping):
+        return {str(key): _jsonable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(item) for item in value]
+    return repr(value)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Counterexample:
+    """The minimal scenario Hypothesis found that breaks a clause."""
+
+    schema: object
+    """The ``parameters`` of the tool the failing action names (or the registered tool names
+    when it names none of them)."""
+    action: object
+    """The failing action as JSON: ``{"tool_call": {"name", "arguments"}}`` or
+    ``{"code": ...}``; a list of them when the clause needs several (E11, E13)."""
+    behaviour: str
+    """What the scripted handler did (``"unknown (black-box)"`` for a black-box run)."""
+    expected: str
+    actual: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": _jsonable(self.schema),
+            "action": _jsonable(self.action),
+            "behaviour": self.behaviour,
+            "expected": self.expected,
+            "actual": self.actual,
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClauseResult:
+    """The result for one clause."""
+
+    id: str
+    title: str
+    level: str
+    status: str
+    examples: int
+    seconds: float
+    message: str | None = None
+    counterexample: Counterexample | None = None
+    reproduce: str | None = None
+    """A shell line that reruns just this clause with the same seed."""
+    expected_failure: str | None = None
+    """The reason given in the expected-failures list, when the clause is on it."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "level": self.level,
+            "status": self.status,
+            "examples": self.examples,
+            "seconds": round(self.seconds, 3),
+            "message": self.message,
+            "counterexample": None
+            if self.counterexample is None
+            else self.counterexample.to_json(),
+            "reproduce": self.reproduce,
+            "expected_failure": self.expected_failure,
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class Report:
+    """What `certify` found, clause by clause."""
+
+    kit_version: str
+    contract_version: str
+    target: str
+    level: str
+    profile: str
+    seed: int
+    python: str
+    results: tuple[ClauseResult, ...]
+    mode: str = "white-box"
+    """``white-box`` (a factory; the kit scripts the handlers) or ``black-box``."""
+
+    @property
+    def passed(self) -> bool:
+        """No clause failed or errored. (An expected failure that now passes is a ``fail``, so
+        a stale expected-failures entry fails the run.)"""
+        return not self.failed_ids()
+
+    def failed_ids(self) -> tuple[str, ...]:
+        """IDs of the clauses with status ``fail`` or ``error``."""
+        return tuple(r.id for r in self.results if r.status in ("fail", "error"))
+
+    def result(self, clause_id: str) -> ClauseResult:
+        """The result for a clause; ValueError if this report has none."""
+        for result in self.results:
+            if result.id == clause_id:
+                return result
+        known = ", ".join(r.id for r in self.results) or "none"
+        raise ValueError(f"this report has no result for {clause_id!r}; it has: {known}")
+
+    def exit_status(self) -> int:
+        """0 when every selected clause passed (xfail and skipped count as passed), else 1."""
+        return 0 if self.passed else 1
+
+    def counts(self) -> dict[str, int]:
+        return {status: sum(r.status == status for r in self.results) for status in STATUSES}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kit_version": self.kit_version,
+            "contract_version": self.contract_version,
+            "target": self.target,
+            "mode": self.mode,
+            "level": self.level,
+            "profile": self.profile,
+            "seed": self.seed,
+            "python": self.python,
+            "passed": self.passed,
+            "counts": self.counts(),
+            "results": [result.to_json() for result in self.results],
+        }
+
+    def to_text(self) -> str:
+        lines = [
+            "polyloop conformance report",
+            f"target    {self.target} ({self.mode})",
+            f"level     {self.level}   profile {self.profile}   seed {self.seed}",
+            f"versions  kit {self.kit_version}   contract {self.contract_version}   "
+            f"python {self.python}",
+            "",
+            f"{'clause':<7}{'status':<9}{'examples':>8}{'seconds':>9}  title",
+        ]
+        for r in self.results:
+            lines.append(f"{r.id:<7}{r.status:<9}{r.examples:>8}{r.seconds:>9.2f}  {r.title}")
+        skipped = [r for r in self.results if r.status == "skipped"]
+        if skipped:
+            lines.append("")
+            lines += [f"{r.id} skipped: {r.message}" for r in skipped]
+        details = [r for r in self.results if r.status not in ("pass", "skipped")]
+        for r in details:
+            lines += ["", f"{r.id} {r.status}: {r.title}"]
+            if r.expected_failure is not None:
+                lines.append(f"  expected to fail: {r.expected_failure}")
+            if r.message:
+                lines += [f"  {line}" for line in r.message.splitlines()]
+            example = r.counterexample
+            if example is not None:
+                lines += [
+                    f"  schema     {_compact(example.schema)}",
+                    f"  action     {_compact(example.action)}",
+                    f"  behaviour  {example.behaviour}",
+                    f"  expected   {example.expected}",
+                    f"  actual     {example.actual}",
+                ]
+            if r.reproduce and r.status in ("fail", "error", "xfail"):
+                lines.append(f"  reproduce  {r.reproduce}")
+        counts = self.counts()
+        summary = ", ".join(f"{n} {status}" for status, n in counts.items() if n)
+        verdict = "PASSED" if self.passed else "FAILED"
+        lines += ["", f"{verdict}: {len(self.results)} clauses ({summary or 'none selected'})"]
+        return "\n".join(lines)
+
+
+def _compact(value: object, limit: int = 600) -> str:
+    text = json.dumps(_jsonable(value), ensure_ascii=False, sort_keys=False)
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
+
+
+def report_schema() -> dict[str, Any]:
+    """The published JSON Schema that every `Report.to_json()` validates against."""
+    text = resources.files("conformance").joinpath("report.schema.json").read_text("utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema

@@ -1,0 +1,427 @@
+"""The engine's entry point: `certify` on the reference, unusual and misbehaving executors."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from unusual import UNUSUAL
+
+from conformance import certify
+from conformance.certify import CERTIFIED_CLAUSES, select_clauses
+from conformance.report import Report, report_schema
+from polyloop import (
+    Action,
+    ActionOutcome,
+    ActionStatus,
+    RegistryExecutor,
+    ReplayPolicy,
+    ToolRegistry,
+    ToolSpec,
+)
+
+STRICT = tuple(CERTIFIED_CLAUSES)
+BLACK_BOX_CHECKED = {"V1", "V2", "V3", "V4", "V5", "V6", "V7", "V8", "E1", "E2", "E6", "E7", "E14"}
+
+
+def assert_valid_report(report: Report) -> None:
+    jsonschema.validate(report.to_json(), report_schema())
+
+
+def statuses(report: Report) -> dict[str, str]:
+    return {result.id: result.status for result in report.results}
+
+
+# --- the reference and other correct executors pass ------------------------------------------
+
+
+def test_reference_executor_passes_strict_white_box_on_the_ci_profile() -> None:
+    # How long this takes is measured by `polyloop-conformance certify`, not asserted here:
+    # the machines are shared and noisy.
+    report = certify(RegistryExecutor, level="strict", profile="ci")
+    assert statuses(report) == dict.fromkeys(STRICT, "pass"), report.to_text()
+    assert report.passed and report.exit_status() == 0
+    assert report.mode == "white-box" and report.seed == 0 and report.profile == "ci"
+    assert all(result.examples >= 40 for result in report.results), report.to_text()
+    assert_valid_report(report)
+
+
+@pytest.mark.parametrize("executor", UNUSUAL, ids=lambda cls: cls.__name__)
+def test_unusual_but_correct_executors_pass(executor: Any) -> None:
+    report = certify(executor, level="strict", profile="quick", seed=11)
+    assert report.passed, report.to_text()
+
+
+async def _read(arguments: dict[str, Any]) -> str:
+    return f"read {arguments.get('path', '?')}"
+
+
+async def _search(arguments: dict[str, Any]) -> str:
+    if "query" in arguments and not isinstance(arguments["query"], str):
+        raise ValueError("query must be text")
+    return "3 results"
+
+
+def _served_registry() -> ToolRegistry:
+    d7 = "http://json-schema.org/draft-07/schema#"
+    return ToolRegistry(
+        specs=[
+            ToolSpec(
+                name="read_file",
+                description="Read a file.",
+                handler=_read,
+                replay_policy=ReplayPolicy.SAFE,
+                parameters={
+                    "$schema": d7,
+                    "type": "object",
+                    "required": ["path"],
+                    "additionalProperties": False,
+                    "properties": {
+                        "path": {"type": "string"},
+                        "encoding": {"type": "string", "enum": ["utf-8", "latin-1"]},
+                    },
+                },
+            ),
+            ToolSpec(
+                name="search",
+                description="Search.",
+                handler=_search,
+                parameters={
+                    "type": "object",
+                    "properties": {
+                        "query": {"type": "string"},
+                        "limit": {"type": "integer", "minimum": 1},
+                    },
+                    "required": ["query"],
+                },
+            ),
+        ]
+    )
+
+
+def test_reference_executor_passes_black_box() -> None:
+    registry = _served_registry()
+    report = certify(RegistryExecutor(registry), registry=registry, profile="quick", seed=5)
+    assert report.mode == "black-box"
+    assert report.passed, report.to_text()
+    checked = {r.id for r in report.results if r.status == "pass"}
+    skipped = {r.id for r in report.results if r.status == "skipped"}
+    assert checked | skipped == set(STRICT)
+    assert checked <= BLACK_BOX_CHECKED
+    assert {"V1", "V2", "V3", "V4", "V5", "V6", "V8", "E1", "E2", "E7", "E14"} <= checked
+    assert skipped >= {"E3", "E4", "E5", "E8", "E9", "E10", "E11", "E12", "E13"}
+    assert all(r.message for r in report.results if r.status == "skipped")
+    assert_valid_report(report)
+
+
+def test_reference_executor_passes_black_box_over_the_real_mcp_schemas() -> None:
+    corpus = Path(__file__).parents[1] / "data" / "tool-schemas" / "mcp-servers.json"
+    tools = {tool["name"]: tool for tool in json.loads(corpus.read_text())}
+    registry = ToolRegistry(
+        specs=[
+            ToolSpec(
+                name=name,
+                description=tool["description"] or "",
+                handler=_search,
+                parameters=tool["inputSchema"],
+            )
+            for name, tool in tools.items()
+        ]
+    )
+    report = certify(RegistryExecutor(registry), registry=registry, profile="quick", seed=2)
+    assert report.passed, report.to_text()
+    assert {r.id for r in report.results if r.status == "pass"} >= {
+        "V1",
+        "V2",
+        "V3",
+        "V4",
+        "V5",
+        "V6",
+        "V7",
+        "V8",
+        "E1",
+        "E2",
+        "E7",
+        "E14",
+    }
+
+
+def test_black_box_catches_an_executor_that_rejects_valid_calls() -> None:
+    registry = _served_registry()
+
+    class RejectsEverything:
+        async def execute(self, action: Action) -> ActionOutcome:
+            return ActionOutcome(
+                status=ActionStatus.NOT_EXECUTED,
+                observation="no",
+                observation_is_synthetic=True,
+                env_reported_completion=False,
+                observation_truncated_chars=0,
+            )
+
+        def parameters(self) -> Mapping[str, str]:
+            return {}
+
+    report = certify(
+        RejectsEverything(), registry=registry, profile="quick", seed=1, only=["V1", "E2"]
+    )
+    assert statuses(report) == {"V1": "fail", "E2": "pass"}
+    assert_valid_report(report)
+
+
+# --- levels, selection, expected failures ----------------------------------------------------
+
+
+def test_every_certified_clause_has_one_property_in_contract_order() -> None:
+    import conformance
+    from conformance.properties import PROPERTIES
+
+    assert tuple(PROPERTIES) == STRICT
+    assert tuple(f"V{n}" for n in range(1, 9)) + tuple(f"E{n}" for n in range(1, 15)) == STRICT
+    assert conformance.certify is certify  # the function, not the module of the same name
+
+
+def test_core_level_leaves_out_the_hardening_clauses() -> None:
+    core = select_clauses("core")
+    assert {"V8", "E11", "E12", "E13"}.isdisjoint(core)
+    assert set(select_clauses("strict")) == set(STRICT)
+    assert len(STRICT) == 22
+
+
+def test_only_and_expected_failures_are_validated() -> None:
+    with pytest.raises(ValueError, match="E99"):
+        certify(RegistryExecutor, only=["E99"])
+    with pytest.raises(ValueError, match="does not check"):
+        certify(RegistryExecutor, only=["S1"])
+    with pytest.raises(ValueError, match="level core"):
+        certify(RegistryExecutor, level="core", only=["E11"])
+    with pytest.raises(ValueError, match="E42"):
+        certify(RegistryExecutor, expected_failures={"E42": "why"})
+    with pytest.raises(ValueError, match="reason"):
+        certify(RegistryExecutor, expected_failures={"E4": " "})
+    with pytest.raises(ValueError, match="profile"):
+        certify(RegistryExecutor, profile="fast")
+    with pytest.raises(TypeError, match="registry="):
+        certify(RegistryExecutor(ToolRegistry()))
+
+
+class LeaksTraceback:
+    """Breaks E4 (and nothing the E5 check looks at): exceptions become repr() text."""
+
+    def __init__(self, registry: ToolRegistry) -> None:
+        self._inner = RegistryExecutor(registry)
+
+    def parameters(self) -> Mapping[str, str]:
+        return self._inner.parameters()
+
+    async def execute(self, action: Action) -> ActionOutcome:
+        outcome = await self._inner.execute(action)
+        call = action.tool_call
+        if (
+            outcome.status is ActionStatus.EXECUTED
+            and call is not None
+            and ": " in outcome.observation
+            and outcome.observation.split(":")[0]
+            in (
+                "RuntimeError",
+                "KeyError",
+                "TypeError",
+                "HandlerBug",
+                "LookupError",
+                "ZeroDivisionError",
+                "AssertionError",
+                "NotImplementedError",
+                "Exception",
+            )
+        ):
+            return ActionOutcome(
+                status=outcome.status,
+                observation="Traceback (most recent call last):\n" + outcome.observation,
+                observation_is_synthetic=False,
+                env_reported_completion=False,
+                observation_truncated_chars=0,
+            )
+        return outcome
+
+
+def test_a_failure_carries_a_minimal_counterexample_and_a_reproduction_line() -> None:
+    report = certify(
+        LeaksTraceback,
+        profile="quick",
+        seed=3,
+        only=["E4", "E5"],
+        target_name="tests:LeaksTraceback",
+    )
+    assert statuses(report) == {"E4": "fail", "E5": "pass"}
+    result = report.result("E4")
+    example = result.counterexample
+    assert example is not None
+    assert example.behaviour.startswith("raises ")
+    assert "Traceback" in example.actual and "[E4]" in example.expected
+    assert isinstance(example.action, dict) and "tool_call" in example.action
+    # Shrunk: the counterexample's call is small.
+    assert len(str(example.action)) < 200, example.action
+    assert result.reproduce == (
+        "polyloop-conformance certify tests:LeaksTraceback --level "
+        "strict --profile quick --seed 3 --only E4"
+    )
+    assert report.failed_ids() == ("E4",) and report.exit_status() == 1
+    assert_valid_report(report)
+    text = report.to_text()
+    assert "E4 fail" in text and "reproduce" in text and "FAILED" in text
+
+
+def test_a_shared_database_replays_the_counterexample(tmp_path: Any) -> None:
+    database = str(tmp_path / "db")
+    first = certify(Misbehaves, profile="ci", seed=8, only=["E2"], database=database)
+    assert first.result("E2").status == "fail" and any((tmp_path / "db").iterdir())
+    again = certify(Misbehaves, profile="ci", seed=9, only=["E2"], database=database)
+    assert again.result("E2").status == "fail"
+    assert again.result("E2").examples == 1  # replayed from the database at once
+    assert again.result("E2").counterexample == first.result("E2").counterexample
+
+
+def test_the_same_seed_reproduces_the_same_counterexample() -> None:
+    first = certify(LeaksTraceback, profile="quick", seed=8, only=["E4"]).result("E4")
+    again = certify(LeaksTraceback, profile="quick", seed=8, only=["E4"]).result("E4")
+    assert first.counterexample == again.counterexample
+
+
+def test_expected_failures_turn_failures_into_xfail_and_stale_entries_into_failures() -> None:
+    report = certify(
+        LeaksTraceback,
+        profile="quick",
+        seed=3,
+        only=["E4", "E5"],
+        expected_failures={
+            "E4": "tracebacks are kept on purpose",
+            "E5": "we thought texts were changed",
+        },
+    )
+    e4, e5 = report.result("E4"), report.result("E5")
+    assert e4.status == "xfail" and e4.expected_failure == "tracebacks are kept on purpose"
+    assert e5.status == "fail" and "remove E5" in (e5.message or "")
+    assert not report.passed
+    assert_valid_report(report)
+    only_xfail = certify(
+        LeaksTraceback, profile="quick", seed=3, only=["E4"], expected_failures={"E4": "known"}
+    )
+    assert only_xfail.passed and only_xfail.exit_status() == 0
+
+
+# --- robust against what it tests -----------------------------------------------------------
+
+
+class HangsForever:
+    def __init__(self, registry: ToolRegistry) -> None:
+        pass
+
+    def parameters(self) -> Mapping[str, str]:
+        return {}
+
+    async def execute(self, action: Action) -> ActionOutcome:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+
+class BlocksTheLoop(HangsForever):
+    async def execute(self, action: Action) -> ActionOutcome:
+        time.sleep(3)  # never gives control back to the event loop
+        raise AssertionError("unreachable")
+
+
+@pytest.mark.parametrize("executor", [HangsForever, BlocksTheLoop])
+def test_an_executor_that_never_returns_fails_within_the_deadline(executor: Any) -> None:
+    started = time.perf_counter()
+    report = certify(executor, profile="quick", seed=1, only=["E5", "V2"], deadline=0.3)
+    elapsed = time.perf_counter() - started
+    assert statuses(report) == {"V2": "fail", "E5": "fail"}
+    assert all("0.3s" in (r.message or "") for r in report.results), report.to_text()
+    # Generous bound: without the deadline, HangsForever never returns and BlocksTheLoop
+    # costs 3 s per example; with it the run ends promptly even on a loaded machine.
+    assert elapsed < 30, f"took {elapsed:.1f}s"
+    assert_valid_report(report)
+
+
+def _factory_that_raises(registry: ToolRegistry) -> Any:
+    raise RuntimeError("no backend configured")
+
+
+def test_a_factory_that_raises_is_an_error_not_a_crash() -> None:
+    report = certify(_factory_that_raises, profile="quick", seed=1, only=["E1", "E5"])
+    assert statuses(report) == {"E1": "error", "E5": "error"}
+    assert all("RuntimeError: no backend configured" in (r.message or "") for r in report.results)
+    assert report.exit_status() == 1
+    assert_valid_report(report)
+
+
+class Misbehaves:
+    """execute raises, returns the wrong thing, or is not even a coroutine."""
+
+    def __init__(self, registry: ToolRegistry) -> None:
+        pass
+
+    def parameters(self) -> Mapping[str, str]:
+        return {}
+
+    async def execute(self, action: Action) -> Any:
+        if action.tool_call is None:
+            return {"status": "not executed"}
+        raise RuntimeError("executor bug")
+
+
+class NotAsync(Misbehaves):
+    def execute(self, action: Action) -> Any:  # type: ignore[override]
+        return ActionOutcome(
+            status=ActionStatus.NOT_EXECUTED,
+            observation="sync",
+            observation_is_synthetic=True,
+            env_reported_completion=False,
+            observation_truncated_chars=0,
+        )
+
+
+def test_an_executor_that_raises_or_returns_junk_is_reported_against_the_clause() -> None:
+    report = certify(Misbehaves, profile="quick", seed=2, only=["E1", "E2", "E5"])
+    assert statuses(report) == {"E1": "fail", "E2": "fail", "E5": "fail"}
+    assert "not an ActionOutcome" in (report.result("E1").message or "")
+    assert "RuntimeError" in (report.result("E2").message or "")
+    not_async = certify(NotAsync, profile="quick", seed=2, only=["E1"])
+    assert statuses(not_async) == {"E1": "fail"}
+    assert "awaitable" in (not_async.result("E1").message or "")
+
+
+class SwallowsInterrupts:
+    """Turns KeyboardInterrupt (and every BaseException) into an outcome: breaks E6."""
+
+    def __init__(self, registry: ToolRegistry) -> None:
+        self._inner = RegistryExecutor(registry)
+
+    def parameters(self) -> Mapping[str, str]:
+        return {}
+
+    async def execute(self, action: Action) -> ActionOutcome:
+        try:
+            return await self._inner.execute(action)
+        except BaseException as exc:
+            return ActionOutcome(
+                status=ActionStatus.EXECUTED,
+                observation=repr(exc),
+                observation_is_synthetic=False,
+                env_reported_completion=False,
+                observation_truncated_chars=0,
+            )
+
+
+def test_keyboard_interrupts_raised_by_handlers_never_reach_the_kit() -> None:
+    # The reference lets KeyboardInterrupt through (E6 passes) and the test process survives.
+    assert certify(RegistryExecutor, profile="quick", seed=4, only=["E6"]).passed
+    report = certify(SwallowsInterrupts, profile="quick", seed=4, only=["E6"])
+    assert statuses(report) == {"E6": "fail"}
+    assert report.result("E6").counterexample is not None
