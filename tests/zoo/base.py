@@ -1,0 +1,305 @@
+"""A correct tool-call executor, written from the contract, with one method per decision.
+
+Every broken executor in ``broken.py`` subclasses :class:`ZooExecutor` and overrides one hook,
+so the bug is the only difference from an implementation that certifies. The validator here is
+our own copy of the subset in contract section 5 (not ``ToolRegistry.validate``), so the V-clause
+bugs can be planted in it as well.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from polyloop import (
+    Action,
+    ActionOutcome,
+    ActionStatus,
+    ToolCall,
+    ToolEnvironmentError,
+    ToolRegistry,
+    ToolSpec,
+    ToolValidationError,
+)
+
+__all__ = ["NO_TOOL_CALL", "ZooExecutor", "dialect_of", "shorten", "thaw", "type_matches"]
+
+NO_TOOL_CALL = "The action has no tool call; this executor only runs tool calls."
+MAX_NAMED = 10
+
+_MODERN_MARKERS = ("/draft/2020-12/", "/draft/2019-09/")
+
+
+def shorten(text: str, limit: int = 60) -> str:
+    """Keep names readable in a message whatever their length (V8)."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def name_list(names: Sequence[object], limit: int = MAX_NAMED) -> str:
+    shown = ", ".join(shorten(repr(n), 40) for n in names[:limit])
+    if len(names) > limit:
+        shown += f" and {len(names) - limit} more"
+    return shown
+
+
+def thaw(value: object) -> Any:
+    """A fresh plain copy: mappings become dicts, lists and tuples become lists (E13)."""
+    if isinstance(value, Mapping):
+        return {key: thaw(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [thaw(item) for item in value]
+    return value
+
+
+def dialect_of(schema: Mapping[str, object]) -> str:
+    """``"modern"`` (2019-09 and later, siblings of ``$ref`` apply), ``"draft3"`` or ``"legacy"``.
+
+    Absent ``$schema`` means 2020-12. An unrecognised value is treated as legacy: ignoring more
+    is always sound (V1).
+    """
+    declared = schema.get("$schema")
+    if declared is None:
+        return "modern"
+    if isinstance(declared, str):
+        if any(marker in declared for marker in _MODERN_MARKERS):
+            return "modern"
+        if "/draft-03/" in declared:
+            return "draft3"
+    return "legacy"
+
+
+def type_matches(value: object, type_name: str) -> bool:
+    """JSON semantics (V6); an unknown type name accepts everything."""
+    if type_name == "string":
+        return isinstance(value, str)
+    if type_name == "integer":
+        if isinstance(value, bool):
+            return False
+        return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    if type_name == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if type_name == "boolean":
+        return isinstance(value, bool)
+    if type_name == "null":
+        return value is None
+    if type_name == "array":
+        return isinstance(value, (list, tuple))
+    if type_name == "object":
+        return isinstance(value, Mapping)
+    return True
+
+
+def _safe_str(exc: BaseException) -> str | None:
+    try:
+        return str(exc)
+    except Exception:
+        return None
+
+
+class ZooExecutor:
+    """Correct reference behaviour for contract sections 5 and 6, split into hooks."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ()
+    """The exact clause IDs ``certify`` must report failing for this executor."""
+
+    KNOWN_MISS: ClassVar[str | None] = None
+    """Why the kit does not catch this bug yet (its zoo test is then a strict xfail)."""
+
+    def __init__(self, registry: ToolRegistry) -> None:
+        self.registry = registry
+
+    def parameters(self) -> Mapping[str, str]:
+        return {"tools": ",".join(self.registry.names())}
+
+    # -- dispatch (section 6) -------------------------------------------------------------
+
+    async def execute(self, action: Action) -> ActionOutcome:
+        call = action.tool_call
+        if call is None:
+            return self.no_tool_call_outcome(action)
+        try:
+            self.validate(call)
+        except ToolValidationError as exc:
+            return await self.rejected_outcome(call, exc)
+        spec = self.registry.spec_for(call.name)
+        assert spec is not None and spec.handler is not None
+        arguments = self.handler_arguments(call)
+        try:
+            result = await self.invoke(spec, arguments)
+        except Exception as exc:
+            return self.exception_outcome(spec, exc)
+        return self.result_outcome(spec, result)
+
+    def outcome(self, status: ActionStatus, observation: str, synthetic: bool) -> ActionOutcome:
+        return ActionOutcome(
+            status=status,
+            observation=observation,
+            observation_is_synthetic=synthetic,
+            env_reported_completion=False,
+            observation_truncated_chars=0,
+        )
+
+    def no_tool_call_outcome(self, action: Action) -> ActionOutcome:
+        return self.outcome(ActionStatus.NOT_EXECUTED, NO_TOOL_CALL, True)
+
+    async def rejected_outcome(self, call: ToolCall, exc: ToolValidationError) -> ActionOutcome:
+        return self.outcome(ActionStatus.NOT_EXECUTED, str(exc), True)
+
+    def handler_arguments(self, call: ToolCall) -> object:
+        return thaw(call.arguments)
+
+    async def invoke(self, spec: ToolSpec, arguments: object) -> object:
+        assert spec.handler is not None
+        return await spec.handler(arguments)  # type: ignore[arg-type]
+
+    def exception_outcome(self, spec: ToolSpec, exc: Exception) -> ActionOutcome:
+        if isinstance(exc, ToolEnvironmentError):
+            return self.outcome(ActionStatus.ENV_ERROR, self.env_error_text(exc), False)
+        return self.outcome(ActionStatus.EXECUTED, self.exception_text(exc), False)
+
+    def env_error_text(self, exc: Exception) -> str:
+        text = _safe_str(exc)
+        return text if text is not None else f"{type(exc).__name__}: <exception str() failed>"
+
+    def exception_text(self, exc: Exception) -> str:
+        text = _safe_str(exc)
+        if text is None:
+            text = "<exception str() failed>"
+        return f"{type(exc).__name__}: {text}"
+
+    def result_outcome(self, spec: ToolSpec, result: object) -> ActionOutcome:
+        if not isinstance(result, str):
+            raise TypeError(
+                f"the handler of tool {spec.name!r} returned {type(result).__name__}, not str; "
+                "a tool handler must return the observation text"
+            )
+        return self.outcome(ActionStatus.EXECUTED, str.__str__(result), False)
+
+    # -- validation (section 5) -----------------------------------------------------------
+
+    def validate(self, call: ToolCall) -> None:
+        """Raise ToolValidationError naming every problem found, or return None."""
+        spec = self.check_name(call)
+        arguments = call.arguments
+        self.check_mapping(call, arguments)
+        assert isinstance(arguments, Mapping)
+        schema = spec.parameters
+        dialect = dialect_of(schema)
+        if dialect != "modern" and "$ref" in schema:
+            return  # up to draft-07 a root $ref makes required/additionalProperties inert
+        problems = [
+            self.check_required(schema, arguments) if dialect != "draft3" else None,
+            self.check_additional(schema, arguments),
+            self.check_types(schema, arguments, dialect),
+        ]
+        found = [problem for problem in problems if problem is not None]
+        if found:
+            raise ToolValidationError(self.rejection_text(call, found))
+
+    def rejection_text(self, call: ToolCall, problems: list[str]) -> str:
+        text = f"invalid arguments for tool {shorten(repr(call.name))}: " + "; ".join(problems)
+        return shorten(text, 1900)
+
+    def check_name(self, call: ToolCall) -> ToolSpec:
+        spec = self.registry.spec_for(call.name)
+        if spec is None:
+            raise ToolValidationError(self.unknown_tool_message(call))
+        return spec
+
+    def unknown_tool_message(self, call: ToolCall) -> str:
+        names = list(self.registry.names())
+        shown = name_list(list(names), 20) if names else "none"
+        return f"unknown tool {shorten(repr(call.name))}; available tools: {shown}"
+
+    def check_mapping(self, call: ToolCall, arguments: object) -> None:
+        if not isinstance(arguments, Mapping):
+            raise ToolValidationError(
+                f"arguments for tool {shorten(repr(call.name))} must be a JSON object, "
+                f"got {self.json_type_name(arguments)}"
+            )
+
+    def check_required(
+        self, schema: Mapping[str, object], arguments: Mapping[str, object]
+    ) -> str | None:
+        required = schema.get("required")
+        if not isinstance(required, (list, tuple)):
+            return None
+        missing = [key for key in required if isinstance(key, str) and key not in arguments]
+        if not missing:
+            return None
+        return f"missing required argument(s) {name_list(list(dict.fromkeys(missing)))}"
+
+    def additional_applies(self, schema: Mapping[str, object]) -> bool:
+        return schema.get("additionalProperties") is False and "patternProperties" not in schema
+
+    def check_additional(
+        self, schema: Mapping[str, object], arguments: Mapping[str, object]
+    ) -> str | None:
+        if not self.additional_applies(schema):
+            return None
+        properties = schema.get("properties")
+        known = properties if isinstance(properties, Mapping) else {}
+        extra = [key for key in arguments if key not in known]
+        return f"unexpected argument(s) {name_list(extra)}" if extra else None
+
+    def check_types(
+        self, schema: Mapping[str, object], arguments: Mapping[str, object], dialect: str
+    ) -> str | None:
+        properties = schema.get("properties")
+        if not isinstance(properties, Mapping):
+            return None
+        wrong = []
+        for key, value in arguments.items():
+            prop = properties.get(key)
+            if not isinstance(prop, Mapping) or "type" not in prop:
+                continue
+            if dialect != "modern" and "$ref" in prop:
+                continue  # up to draft-07 a $ref makes its sibling "type" inert
+            declared = prop["type"]
+            if not self.value_has_type(value, declared):
+                wrong.append(
+                    f"{shorten(repr(key), 40)} must be {self.type_label(declared)}, "
+                    f"got {self.json_type_name(value)}"
+                )
+        if not wrong:
+            return None
+        more = f" and {len(wrong) - MAX_NAMED} more" if len(wrong) > MAX_NAMED else ""
+        return "; ".join(wrong[:MAX_NAMED]) + more
+
+    def value_has_type(self, value: object, declared: object) -> bool:
+        if isinstance(declared, str):
+            return self.type_matches(value, declared)
+        if isinstance(declared, (list, tuple)):
+            if not declared or not all(isinstance(t, str) for t in declared):
+                return True  # draft-03 schema unions: never reject what we do not model
+            return any(self.type_matches(value, t) for t in declared)
+        return True
+
+    def type_matches(self, value: object, type_name: str) -> bool:
+        return type_matches(value, type_name)
+
+    @staticmethod
+    def type_label(declared: object) -> str:
+        if isinstance(declared, str):
+            return shorten(repr(declared))
+        if isinstance(declared, (list, tuple)):
+            return "one of " + ", ".join(shorten(repr(t)) for t in list(declared)[:MAX_NAMED])
+        return "?"
+
+    @staticmethod
+    def json_type_name(value: object) -> str:
+        if value is None:
+            return "null"
+        if isinstance(value, bool):
+            return "boolean"
+        if isinstance(value, int):
+            return "integer"
+        if isinstance(value, float):
+            return "number"
+        if isinstance(value, str):
+            return "string"
+        if isinstance(value, Mapping):
+            return "object"
+        if isinstance(value, (list, tuple)):
+            return "array"
+        return type(value).__name__

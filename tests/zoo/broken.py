@@ -1,0 +1,498 @@
+"""Broken executors: each is the correct `ZooExecutor` with one deliberate bug.
+
+`VIOLATES` names exactly the clauses `certify` must report failing for the executor — no more
+(the bug must not spill into unrelated clauses) and no fewer (the kit must see it). Where one bug
+necessarily breaks more than one clause, the docstring says why each is in the set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import traceback
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from polyloop import (
+    Action,
+    ActionOutcome,
+    ActionStatus,
+    ToolCall,
+    ToolEnvironmentError,
+    ToolSpec,
+    ToolValidationError,
+)
+
+from .base import ZooExecutor, thaw
+
+# --- dispatch: outcomes -------------------------------------------------------------------------
+
+
+class NoToolCallExecuted(ZooExecutor):
+    """An action without a tool call is reported as executed (E1 wants NOT_EXECUTED)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E1",)
+
+    def no_tool_call_outcome(self, action: Action) -> ActionOutcome:
+        return self.outcome(ActionStatus.EXECUTED, "nothing to do", False)
+
+
+class NoToolCallNotSynthetic(ZooExecutor):
+    """Right status for a code action, but the sentence is flagged as the environment's (E1)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E1",)
+
+    def no_tool_call_outcome(self, action: Action) -> ActionOutcome:
+        return self.outcome(ActionStatus.NOT_EXECUTED, "no tool call", False)
+
+
+class RejectionNotSynthetic(ZooExecutor):
+    """A validation rejection claims to be the environment's text (E2 wants synthetic)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E2",)
+
+    async def rejected_outcome(self, call: ToolCall, exc: ToolValidationError) -> ActionOutcome:
+        return self.outcome(ActionStatus.NOT_EXECUTED, str(exc), False)
+
+
+class EnvErrorPrefixed(ZooExecutor):
+    """ENV_ERROR observation is ``"ToolEnvironmentError: ..."`` instead of ``str(exc)`` (E3)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E3",)
+
+    def env_error_text(self, exc: Exception) -> str:
+        return self.exception_text(exc)
+
+
+class EnvErrorAsNotExecuted(ZooExecutor):
+    """A broken environment is reported as "not executed", so it looks like the model's fault."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E3",)
+
+    def exception_outcome(self, spec: ToolSpec, exc: Exception) -> ActionOutcome:
+        if isinstance(exc, ToolEnvironmentError):
+            return self.outcome(ActionStatus.NOT_EXECUTED, self.env_error_text(exc), True)
+        return super().exception_outcome(spec, exc)
+
+
+class LeaksTraceback(ZooExecutor):
+    """The observation of a failing handler carries the whole traceback (E4: no traceback)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E4",)
+
+    def exception_text(self, exc: Exception) -> str:
+        trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        return f"{super().exception_text(exc)}\n{trace}"
+
+
+class ExceptionMessageOnly(ZooExecutor):
+    """Drops the exception's class name: ``"boom"`` instead of ``"RuntimeError: boom"`` (E4)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E4",)
+
+    def exception_text(self, exc: Exception) -> str:
+        return super().exception_text(exc).split(": ", 1)[1]
+
+
+class StripsObservation(ZooExecutor):
+    """Trims whitespace around the handler's text (E5: exactly that string)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E5",)
+
+    def result_outcome(self, spec: ToolSpec, result: object) -> ActionOutcome:
+        outcome = super().result_outcome(spec, result)
+        return self.outcome(outcome.status, outcome.observation.strip(), False)
+
+
+class TruncatesObservation(ZooExecutor):
+    """Silently cuts long observations and still reports 0 truncated characters (E5)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E5",)
+    LIMIT = 20
+
+    def result_outcome(self, spec: ToolSpec, result: object) -> ActionOutcome:
+        outcome = super().result_outcome(spec, result)
+        return self.outcome(outcome.status, outcome.observation[: self.LIMIT], False)
+
+
+class SwallowsCancellation(ZooExecutor):
+    """Turns a cancelled handler into an ordinary observation (E6: must propagate)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E6",)
+
+    async def invoke(self, spec: ToolSpec, arguments: object) -> object:
+        try:
+            return await super().invoke(spec, arguments)
+        except asyncio.CancelledError:
+            return "cancelled"
+
+
+class CatchesBaseException(ZooExecutor):
+    """``except BaseException`` around the handler: cancellation and exits become observations."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E6",)
+
+    async def invoke(self, spec: ToolSpec, arguments: object) -> object:
+        try:
+            return await super().invoke(spec, arguments)
+        except Exception:
+            raise
+        except BaseException as exc:  # the bug
+            return f"{type(exc).__name__}: {exc}"
+
+
+class ReportsCompletion(ZooExecutor):
+    """Claims the environment reported the goal reached on every outcome (E7)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E7",)
+
+    def outcome(self, status: ActionStatus, observation: str, synthetic: bool) -> ActionOutcome:
+        return ActionOutcome(
+            status=status,
+            observation=observation,
+            observation_is_synthetic=synthetic,
+            env_reported_completion=True,
+            observation_truncated_chars=0,
+        )
+
+
+class ReportsTruncation(ZooExecutor):
+    """Reports a non-zero truncation count for executed outcomes though nothing was cut (E7)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E7",)
+
+    def result_outcome(self, spec: ToolSpec, result: object) -> ActionOutcome:
+        outcome = super().result_outcome(spec, result)
+        return ActionOutcome(
+            status=outcome.status,
+            observation=outcome.observation,
+            observation_is_synthetic=False,
+            env_reported_completion=False,
+            observation_truncated_chars=1,
+        )
+
+
+class CallsHandlerTwice(ZooExecutor):
+    """Awaits the handler a second time (a "warm-up" call) and keeps the second result (E8)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E8",)
+
+    async def invoke(self, spec: ToolSpec, arguments: object) -> object:
+        first = await super().invoke(spec, thaw(arguments))
+        del first
+        return await super().invoke(spec, arguments)
+
+
+class CallsHandlerOnRejectedCall(ZooExecutor):
+    """Runs the handler "to see what happens" before returning the correct rejection (E8)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E8",)
+
+    async def rejected_outcome(self, call: ToolCall, exc: ToolValidationError) -> ActionOutcome:
+        spec = self.registry.spec_for(call.name)
+        if spec is not None and spec.handler is not None:
+            with contextlib.suppress(Exception):
+                await spec.handler(thaw(call.arguments))
+        return await super().rejected_outcome(call, exc)
+
+
+class HandlerGetsToolCall(ZooExecutor):
+    """Passes the whole call (name and arguments) instead of only the arguments (E8).
+
+    The handler sees a ``{"name": ..., "arguments": {...}}`` dict: a plain dict, so E13 holds,
+    but not one equal to the call's arguments.
+    """
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E8",)
+
+    def handler_arguments(self, call: ToolCall) -> object:
+        return {"name": call.name, "arguments": thaw(call.arguments)}
+
+
+class StringifiesResult(ZooExecutor):
+    """Quietly ``str()``s a non-str return value instead of raising TypeError (E9)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E9",)
+
+    def result_outcome(self, spec: ToolSpec, result: object) -> ActionOutcome:
+        return super().result_outcome(spec, str(result))
+
+
+class CatchesValueError(ZooExecutor):
+    """Treats a handler's ValueError as "invalid arguments" (the bug the contract warns about).
+
+    E10 is the clause for it: a handler's ValueError (and its own ToolValidationError) must be
+    ordinary exceptions. Other exceptions (RuntimeError, KeyError, ...) are untouched, so E4's
+    own cases still pass.
+    """
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E10",)
+
+    def exception_outcome(self, spec: ToolSpec, exc: Exception) -> ActionOutcome:
+        if isinstance(exc, ValueError):
+            return self.outcome(
+                ActionStatus.NOT_EXECUTED, f"invalid arguments for tool {spec.name!r}", True
+            )
+        return super().exception_outcome(spec, exc)
+
+
+class HandlerValidationErrorIsRejection(ZooExecutor):
+    """A ToolValidationError raised *by the handler* becomes a rejection (E10)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E10",)
+
+    def exception_outcome(self, spec: ToolSpec, exc: Exception) -> ActionOutcome:
+        if isinstance(exc, ToolValidationError):
+            return self.outcome(ActionStatus.NOT_EXECUTED, str(exc), True)
+        return super().exception_outcome(spec, exc)
+
+
+class EverythingIsEnvError(ZooExecutor):
+    """Every handler exception is reported as a broken environment (E10, and E4's outcome)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E4", "E10")
+
+    def exception_outcome(self, spec: ToolSpec, exc: Exception) -> ActionOutcome:
+        return self.outcome(ActionStatus.ENV_ERROR, self.env_error_text(exc), False)
+
+
+class SharedResultSlot(ZooExecutor):
+    """Keeps the in-flight result on ``self``, so concurrent calls read each other's (E11)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E11",)
+
+    def __init__(self, registry: Any) -> None:
+        super().__init__(registry)
+        self._last: object = None
+
+    async def invoke(self, spec: ToolSpec, arguments: object) -> object:
+        self._last = await super().invoke(spec, arguments)
+        await asyncio.sleep(0)  # e.g. an audit write; any await lets another call overwrite it
+        return self._last
+
+
+class CrashesOnUnprintableException(ZooExecutor):
+    """Calls ``str(exc)`` unguarded, so an exception whose ``__str__`` raises escapes (E12)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E12",)
+
+    def exception_text(self, exc: Exception) -> str:
+        return f"{type(exc).__name__}: {exc}"
+
+    def env_error_text(self, exc: Exception) -> str:
+        return str(exc)
+
+
+class PassesFrozenArguments(ZooExecutor):
+    """Hands the handler the recorded (read-only) arguments instead of its own dict (E13)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E13",)
+
+    def handler_arguments(self, call: ToolCall) -> object:
+        return call.arguments
+
+
+class ShallowCopiesArguments(ZooExecutor):
+    """``dict(arguments)``: the top level is plain, nested values stay read-only views (E13)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E13",)
+
+    def handler_arguments(self, call: ToolCall) -> object:
+        return dict(call.arguments)
+
+
+class ReusesArgumentDicts(ZooExecutor):
+    """Caches the thawed arguments per (tool, arguments): a mutation leaks to later calls (E13)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E13",)
+
+    def __init__(self, registry: Any) -> None:
+        super().__init__(registry)
+        self._cache: dict[str, object] = {}
+
+    def handler_arguments(self, call: ToolCall) -> object:
+        try:
+            key = json.dumps([call.name, thaw(call.arguments)], sort_keys=True, default=repr)
+        except (TypeError, ValueError):
+            return super().handler_arguments(call)
+        if key not in self._cache:
+            self._cache[key] = super().handler_arguments(call)
+        return self._cache[key]
+
+
+# --- validation ---------------------------------------------------------------------------------
+
+
+class UnknownToolMessageOmitsTools(ZooExecutor):
+    """Rejects an unknown tool but never says which tools exist (V2)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("V2",)
+
+    def unknown_tool_message(self, call: ToolCall) -> str:
+        return "unknown tool"
+
+
+class UnknownToolMessageOmitsVisibleTools(ZooExecutor):
+    """Names the unknown tool but not the tools that exist, so the model cannot recover (V2)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("V2",)
+
+    def unknown_tool_message(self, call: ToolCall) -> str:
+        return f"unknown tool {call.name[:60]!r}"
+
+
+class DispatchesNonMappingArguments(ZooExecutor):
+    """Lets a non-object ``arguments`` through to the handler (V3)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("V3",)
+
+    def validate(self, call: ToolCall) -> None:
+        if not isinstance(call.arguments, Mapping):
+            self.check_name(call)
+            return
+        super().validate(call)
+
+
+class IgnoresRequired(ZooExecutor):
+    """Never checks ``required`` (V4)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("V4",)
+
+    def check_required(self, schema: Any, arguments: Any) -> str | None:
+        return None
+
+
+class RequiredMessageOmitsKeys(ZooExecutor):
+    """Rejects a missing required key without naming it (V4: "naming the missing keys")."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("V4",)
+
+    def check_required(self, schema: Any, arguments: Any) -> str | None:
+        if super().check_required(schema, arguments) is None:
+            return None
+        return "some required arguments are missing"
+
+
+class IgnoresAdditionalPropertiesFalse(ZooExecutor):
+    """Never checks ``additionalProperties: false`` (V5)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("V5",)
+
+    def additional_applies(self, schema: Mapping[str, object]) -> bool:
+        return False
+
+
+class AdditionalDespitePatternProperties(ZooExecutor):
+    """Enforces ``additionalProperties: false`` even when ``patternProperties`` is present.
+
+    A key matched only by a pattern is then rejected though JSON Schema accepts it: a false
+    rejection (V1). V5's "skipped when patternProperties is present" exists only to prevent
+    exactly that; rejecting a key no pattern matches is sound (and allowed by E14), so V5 itself
+    is not broken in any observable way.
+    """
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("V1",)
+
+    def additional_applies(self, schema: Mapping[str, object]) -> bool:
+        return schema.get("additionalProperties") is False
+
+
+class AcceptsBoolForInteger(ZooExecutor):
+    """Python's ``isinstance(True, int)``: a boolean passes as an integer/number (V6)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("V6",)
+
+    def type_matches(self, value: object, type_name: str) -> bool:
+        if type_name in ("integer", "number") and isinstance(value, bool):
+            return True
+        return super().type_matches(value, type_name)
+
+
+class RejectsIntegralFloat(ZooExecutor):
+    """``3.0`` is refused for ``"type": "integer"`` — JSON Schema (draft-06+) accepts it (V1)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("V1",)
+
+    def type_matches(self, value: object, type_name: str) -> bool:
+        if type_name == "integer" and isinstance(value, float):
+            return False
+        return super().type_matches(value, type_name)
+
+
+class ChecksTypeBesideRef(ZooExecutor):
+    """Checks ``type`` next to ``$ref`` under draft-07, where the sibling is inert (V1)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("V1",)
+
+    def check_types(self, schema: Any, arguments: Any, dialect: str) -> str | None:
+        return super().check_types(schema, arguments, "modern")
+
+
+class FirstListedTypeOnly(ZooExecutor):
+    """For ``"type": ["string", "null"]`` only the first name counts (V1)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("V1",)
+
+    def value_has_type(self, value: object, declared: object) -> bool:
+        if isinstance(declared, (list, tuple)) and declared:
+            declared = declared[0]
+        return super().value_has_type(value, declared)
+
+
+class UnknownTypeRejects(ZooExecutor):
+    """An unknown type name (``"dict"``, ``"float"``) accepts nothing instead of everything (V1)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("V1",)
+
+    KNOWN = frozenset({"string", "integer", "number", "boolean", "null", "array", "object"})
+
+    def type_matches(self, value: object, type_name: str) -> bool:
+        if type_name not in self.KNOWN:
+            return False
+        return super().type_matches(value, type_name)
+
+
+class EchoesArgumentValues(ZooExecutor):
+    """Rejection messages quote the offending arguments, values included (V8)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("V8",)
+
+    def validate(self, call: ToolCall) -> None:
+        try:
+            super().validate(call)
+        except ToolValidationError as exc:
+            raise ToolValidationError(f"{exc} (arguments: {thaw(call.arguments)!r})") from None
+
+
+class UnboundedRejectionMessage(ZooExecutor):
+    """Lists every offending key and tool in full, however many and however long (V8)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("V8",)
+
+    def unknown_tool_message(self, call: ToolCall) -> str:
+        return f"unknown tool {call.name!r}; available tools: {', '.join(self.registry.names())}"
+
+    def rejection_text(self, call: ToolCall, problems: list[str]) -> str:
+        return f"invalid arguments for tool {call.name!r}: " + "; ".join(problems)
+
+    def check_required(self, schema: Any, arguments: Any) -> str | None:
+        if super().check_required(schema, arguments) is None:
+            return None
+        missing = [repr(k) for k in schema["required"] if k not in arguments]
+        return f"missing required arguments: {', '.join(missing)}"
+
+    def check_additional(self, schema: Any, arguments: Any) -> str | None:
+        if super().check_additional(schema, arguments) is None:
+            return None
+        properties = schema.get("properties")
+        known = properties if isinstance(properties, Mapping) else {}
+        return "unexpected arguments: " + ", ".join(repr(k) for k in arguments if k not in known)
+
+
+BROKEN: tuple[type[ZooExecutor], ...] = tuple(
+    cls
+    for cls in list(globals().values())
+    if isinstance(cls, type) and issubclass(cls, ZooExecutor) and cls is not ZooExecutor
+)
+"""Every broken executor, in definition order."""

@@ -1,0 +1,385 @@
+"""One hand-written witness per bug: a concrete call on which the contract's answer is known.
+
+Independent of the conformance kit, so a bug the kit misses is still shown to be live (and the
+base executor to be correct on the same calls). ``WITNESSES[clause]`` is an async function taking
+an executor factory and returning ``None`` when the executor behaves as the clause says, or a
+one-line description of the deviation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from polyloop import (
+    Action,
+    ActionOutcome,
+    ActionStatus,
+    ToolCall,
+    ToolEnvironmentError,
+    ToolRegistry,
+    ToolSpec,
+    ToolValidationError,
+)
+
+Factory = Callable[[ToolRegistry], Any]
+Witness = Callable[[Factory], Awaitable["str | None"]]
+Schema = Mapping[str, object]
+
+SENTINEL = "SENTINEL-VALUE-5be1d2"
+DRAFT07 = "http://json-schema.org/draft-07/schema#"
+
+
+class Scripted:
+    """An async handler that records what it received, then returns or raises as scripted."""
+
+    def __init__(self, behaviour: Callable[[Any], object] = lambda arguments: "ok") -> None:
+        self.behaviour = behaviour
+        self.received: list[object] = []
+
+    async def __call__(self, arguments: Any) -> Any:
+        self.received.append(arguments)
+        await asyncio.sleep(0)
+        return self.behaviour(arguments)
+
+
+def raises(exc: BaseException) -> Scripted:
+    def behaviour(arguments: object) -> object:
+        raise exc
+
+    return Scripted(behaviour)
+
+
+def returns(value: object) -> Scripted:
+    return Scripted(lambda arguments: value)
+
+
+def registry(handler: Scripted, parameters: Mapping[str, object] | None = None) -> ToolRegistry:
+    schema = {"type": "object", "properties": {}} if parameters is None else parameters
+    return ToolRegistry(
+        [
+            ToolSpec(name="tool", description="t", parameters=schema, handler=handler),
+            ToolSpec(name="other", description="o", parameters={}, handler=returns("o")),
+        ]
+    )
+
+
+def call(arguments: object, name: str = "tool") -> Action:
+    return Action(tool_call=ToolCall(name=name, arguments=arguments))
+
+
+async def outcome_of(factory: Factory, reg: ToolRegistry, action: Action) -> Any:
+    """The outcome, or the exception ``execute`` raised (BaseException included)."""
+    try:
+        return await factory(reg).execute(action)
+    except BaseException as exc:
+        return exc
+
+
+def describe(outcome: object) -> str:
+    if isinstance(outcome, ActionOutcome):
+        return (
+            f"{outcome.status.name} synthetic={outcome.observation_is_synthetic} "
+            f"completion={outcome.env_reported_completion} "
+            f"truncated={outcome.observation_truncated_chars} {outcome.observation[:80]!r}"
+        )
+    return f"raised {type(outcome).__name__}"
+
+
+def expect(
+    outcome: object, status: ActionStatus, observation: str | None, synthetic: bool
+) -> str | None:
+    if not isinstance(outcome, ActionOutcome):
+        return describe(outcome)
+    if outcome.status is not status or outcome.observation_is_synthetic is not synthetic:
+        return describe(outcome)
+    if observation is not None and outcome.observation != observation:
+        return describe(outcome)
+    return None
+
+
+async def rejected(
+    factory: Factory, parameters: Mapping[str, object], arguments: object
+) -> str | None:
+    handler = Scripted()
+    outcome = await outcome_of(factory, registry(handler, parameters), call(arguments))
+    if handler.received:
+        return "handler called for a call that must be rejected"
+    return expect(outcome, ActionStatus.NOT_EXECUTED, None, True)
+
+
+async def accepted(
+    factory: Factory, parameters: Mapping[str, object], arguments: object
+) -> str | None:
+    outcome = await outcome_of(factory, registry(returns("ran"), parameters), call(arguments))
+    return expect(outcome, ActionStatus.EXECUTED, "ran", False)
+
+
+# --- dispatch ------------------------------------------------------------------------------------
+
+
+async def e1(factory: Factory) -> str | None:
+    outcome = await outcome_of(factory, registry(Scripted()), Action(code="print(1)"))
+    return expect(outcome, ActionStatus.NOT_EXECUTED, None, True)
+
+
+async def e2(factory: Factory) -> str | None:
+    return await rejected(factory, {"type": "object", "required": ["a"]}, {})
+
+
+async def e3(factory: Factory) -> str | None:
+    reg = registry(raises(ToolEnvironmentError("backend down")))
+    return expect(
+        await outcome_of(factory, reg, call({})), ActionStatus.ENV_ERROR, "backend down", False
+    )
+
+
+async def e4(factory: Factory) -> str | None:
+    reg = registry(raises(RuntimeError("boom")))
+    outcome = await outcome_of(factory, reg, call({}))
+    return expect(outcome, ActionStatus.EXECUTED, "RuntimeError: boom", False)
+
+
+async def e5(factory: Factory) -> str | None:
+    text = "  \n" + "x" * 300 + " \t"
+    return expect(
+        await outcome_of(factory, registry(returns(text)), call({})),
+        ActionStatus.EXECUTED,
+        text,
+        False,
+    )
+
+
+async def e6(factory: Factory) -> str | None:
+    for exc in (asyncio.CancelledError("stop"), KeyboardInterrupt()):
+        outcome = await outcome_of(factory, registry(raises(exc)), call({}))
+        if outcome is not exc:
+            return f"{type(exc).__name__} from the handler: {describe(outcome)}"
+    return None
+
+
+async def e7(factory: Factory) -> str | None:
+    actions = [
+        (registry(returns("x")), call({})),
+        (registry(raises(RuntimeError("x"))), call({})),
+        (registry(raises(ToolEnvironmentError("x"))), call({})),
+        (registry(Scripted()), call({}, name="missing")),
+        (registry(Scripted()), Action(code="x")),
+    ]
+    for reg, action in actions:
+        outcome = await outcome_of(factory, reg, action)
+        if not isinstance(outcome, ActionOutcome) or (
+            outcome.env_reported_completion or outcome.observation_truncated_chars != 0
+        ):
+            return describe(outcome)
+    return None
+
+
+async def e8(factory: Factory) -> str | None:
+    handler = Scripted()
+    arguments = {"a": 1, "b": [1, {"c": "d"}]}
+    await outcome_of(factory, registry(handler), call(arguments))
+    if handler.received != [arguments]:
+        return f"accepted call: handler received {handler.received!r}"
+    for action in (call({}, name="missing"), Action(code="x")):
+        handler = Scripted()
+        await outcome_of(factory, registry(handler), action)
+        if handler.received:
+            return "handler called for an E1/E2 action"
+    return await rejected(factory, {"type": "object", "required": ["a"]}, {})
+
+
+async def e9(factory: Factory) -> str | None:
+    outcome = await outcome_of(factory, registry(returns(42)), call({}))
+    if isinstance(outcome, TypeError) and "tool" in str(outcome):
+        return None
+    return describe(outcome)
+
+
+async def e10(factory: Factory) -> str | None:
+    for exc in (ValueError("bad"), ToolValidationError("mine"), OSError("disk")):
+        outcome = await outcome_of(factory, registry(raises(exc)), call({}))
+        problem = expect(outcome, ActionStatus.EXECUTED, f"{type(exc).__name__}: {exc}", False)
+        if problem:
+            return f"{type(exc).__name__}: {problem}"
+    return None
+
+
+async def e11(factory: Factory) -> str | None:
+    async def echo(arguments: Any) -> str:
+        await asyncio.sleep(0)
+        return str(arguments["n"])
+
+    reg = ToolRegistry([ToolSpec(name="tool", description="t", parameters={}, handler=echo)])
+    executor = factory(reg)
+    outcomes = await asyncio.gather(*(executor.execute(call({"n": n})) for n in range(8)))
+    got = [o.observation for o in outcomes]
+    return None if got == [str(n) for n in range(8)] else f"concurrent observations {got}"
+
+
+class Unprintable(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no str")
+
+
+class UnprintableEnv(ToolEnvironmentError):
+    def __str__(self) -> str:
+        raise RuntimeError("no str")
+
+
+async def e12(factory: Factory) -> str | None:
+    outcome = await outcome_of(factory, registry(raises(Unprintable())), call({}))
+    problem = expect(outcome, ActionStatus.EXECUTED, "Unprintable: <exception str() failed>", False)
+    if problem:
+        return problem
+    outcome = await outcome_of(factory, registry(raises(UnprintableEnv())), call({}))
+    return expect(
+        outcome, ActionStatus.ENV_ERROR, "UnprintableEnv: <exception str() failed>", False
+    )
+
+
+def _plain(value: object) -> bool:
+    if isinstance(value, dict):
+        return type(value) is dict and all(_plain(v) for v in value.values())
+    if isinstance(value, (list, tuple, Mapping)):
+        return type(value) is list and all(_plain(v) for v in value)
+    return True
+
+
+async def e13(factory: Factory) -> str | None:
+    seen: list[object] = []
+
+    def mutate(arguments: Any) -> str:
+        seen.append(repr(arguments))
+        ok = _plain(arguments)
+        try:
+            arguments["nested"]["k"].append(1)
+            arguments["added"] = True
+        except Exception as exc:
+            return f"immutable {type(exc).__name__}"
+        return "plain" if ok else "not plain"
+
+    executor = factory(registry(Scripted(mutate)))
+    action = call({"nested": {"k": [0]}})
+    first = await executor.execute(action)
+    second = await executor.execute(call({"nested": {"k": [0]}}))
+    if first.observation != "plain":
+        return f"handler got {seen[0]}: {first.observation}"
+    if len(seen) != 2 or seen[0] != seen[1]:
+        return f"a mutation reached a later call: {seen}"
+    assert action.tool_call is not None
+    if dict(action.tool_call.arguments).keys() != {"nested"}:
+        return "a mutation reached the recorded call"
+    del second
+    return None
+
+
+# --- validation ----------------------------------------------------------------------------------
+
+
+async def v1(factory: Factory) -> str | None:
+    cases: list[tuple[Mapping[str, object], dict[str, object]]] = [
+        ({"type": "object", "properties": {"n": {"type": "integer"}}}, {"n": 3.0}),
+        (
+            {"type": "object", "additionalProperties": False, "patternProperties": {"^x": {}}},
+            {"xa": 1},
+        ),
+        (
+            {
+                "$schema": DRAFT07,
+                "definitions": {"s": {"type": "string"}},
+                "properties": {"r": {"$ref": "#/definitions/s", "type": "integer"}},
+            },
+            {"r": "text"},
+        ),
+        ({"properties": {"o": {"type": ["string", "null"]}}}, {"o": None}),
+        ({"properties": {"d": {"type": "dict"}}}, {"d": {"a": 1}}),
+    ]
+    for schema, arguments in cases:
+        problem = await accepted(factory, schema, arguments)
+        if problem:
+            return f"{arguments!r} under {schema!r}: {problem}"
+    return None
+
+
+async def v2(factory: Factory) -> str | None:
+    outcome = await outcome_of(factory, registry(Scripted()), call({}, name="nope"))
+    problem = expect(outcome, ActionStatus.NOT_EXECUTED, None, True)
+    if problem:
+        return problem
+    text = outcome.observation
+    if not all(n in text for n in ("nope", "'tool'", "'other'")):
+        return f"message does not name the tool and the visible tools: {text!r}"
+    return None
+
+
+async def v3(factory: Factory) -> str | None:
+    return await rejected(factory, {}, [1, 2])
+
+
+async def _names_keys(
+    factory: Factory, schema: Mapping[str, object], args: object, key: str
+) -> str | None:
+    problem = await rejected(factory, schema, args)
+    if problem:
+        return problem
+    outcome = await outcome_of(factory, registry(Scripted(), schema), call(args))
+    return None if key in outcome.observation else f"message does not name {key!r}"
+
+
+async def v4(factory: Factory) -> str | None:
+    return await _names_keys(factory, {"required": ["needed_key"]}, {}, "needed_key")
+
+
+async def v5(factory: Factory) -> str | None:
+    schema = {"properties": {"a": {}}, "additionalProperties": False}
+    problem = await _names_keys(factory, schema, {"a": 1, "surplus_key": 2}, "surplus_key")
+    if problem:
+        return problem
+    schema = {"additionalProperties": False, "patternProperties": {"^x": {}}}
+    return await accepted(factory, schema, {"xa": 1})
+
+
+async def v6(factory: Factory) -> str | None:
+    for type_name, value in (("integer", True), ("number", False), ("string", 1), ("array", {})):
+        problem = await rejected(factory, {"properties": {"v": {"type": type_name}}}, {"v": value})
+        if problem:
+            return f"{value!r} for {type_name}: {problem}"
+    return None
+
+
+async def v8(factory: Factory) -> str | None:
+    reg = registry(Scripted(), {"required": ["a"], "properties": {"b": {"type": "integer"}}})
+    outcome = await outcome_of(factory, reg, call({"b": SENTINEL}))
+    if not isinstance(outcome, ActionOutcome) or SENTINEL in outcome.observation:
+        return f"value echoed: {describe(outcome)}"
+    long_keys = {f"{'k' * 200}{n}": n for n in range(50)}
+    reg = registry(Scripted(), {"additionalProperties": False})
+    for action in (call(long_keys), call({}, name="n" * 5000)):
+        outcome = await outcome_of(factory, reg, action)
+        if not isinstance(outcome, ActionOutcome) or len(outcome.observation) >= 2000:
+            return f"message of {len(getattr(outcome, 'observation', ''))} chars"
+    return None
+
+
+WITNESSES: dict[str, Witness] = {
+    "E1": e1, "E2": e2, "E3": e3, "E4": e4, "E5": e5, "E6": e6, "E7": e7, "E8": e8,
+    "E9": e9, "E10": e10, "E11": e11, "E12": e12, "E13": e13,
+    "V1": v1, "V2": v2, "V3": v3, "V4": v4, "V5": v5, "V6": v6, "V8": v8,
+}  # fmt: skip
+"""Clause ID -> witness. V7 and E14 have none: they permit, they never forbid."""
+
+
+def violations(factory: Factory) -> dict[str, str]:
+    """Clause ID -> deviation, for every witness the executor fails."""
+
+    async def collect() -> dict[str, str]:
+        found = {}
+        for clause, witness in WITNESSES.items():
+            problem = await witness(factory)
+            if problem is not None:
+                found[clause] = problem
+        return found
+
+    return asyncio.run(collect())
