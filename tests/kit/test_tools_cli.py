@@ -1,0 +1,112 @@
+"""`polyloop-conformance check-tools`: targets, exit status 0/1/2, text and JSON reports."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.toolcheck import add_check_tools_command
+
+CORPUS = Path(__file__).resolve().parent.parent / "data" / "tool-schemas"
+TOOLDATA = Path(__file__).resolve().parent / "tooldata"
+
+
+def run(*argv: str) -> int:
+    parser = argparse.ArgumentParser(prog="polyloop-conformance")
+    add_check_tools_command(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["check-tools", *argv])
+    result: int = args.func(args)
+    return result
+
+
+def test_H2_check_tools_on_the_bfcl_corpus_exits_1_with_fixes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out = tmp_path / "report.json"
+    assert run(str(CORPUS / "bfcl-functions.json"), "--examples", "0", "--json", str(out)) == 1
+    text = capsys.readouterr().out
+    assert "FAIL calculate_triangle_area #0" in text
+    assert (
+        "  H2 parameters['type']: `dict` is not a JSON Schema type; did you mean `object`?" in text
+    )
+    assert "1198  H2 `dict` is not a JSON Schema type -> did you mean `object`?" in text
+    assert text.rstrip().endswith("1167 tools: 0 passed, 1167 failed")
+    report = json.loads(out.read_text())
+    assert report["passed"] is False and len(report["tools"]) == 1167
+    assert report["clauses"]["H2"] == {"pass": 0, "fail": 1167, "skipped": 0}
+
+
+def test_check_tools_on_the_mcp_corpus_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(str(CORPUS / "mcp-servers.json"), "--examples", "0", "--quiet") == 0
+    captured = capsys.readouterr()
+    assert captured.out.rstrip().endswith("83 tools: 83 passed, 0 failed")
+    assert captured.err == ""
+
+
+def test_check_tools_imports_module_attr_and_runs_handlers(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(TOOLDATA))
+    code = run("sample_tools:registry", "--examples", "10", "--seed", "1", "--deadline", "0.5")
+    text = capsys.readouterr().out
+    assert code == 1
+    assert "FAIL count_words" in text
+    assert "H4 handler: the handler returned int (2), not str" in text
+    # lookup passes; it is listed because it raised (KeyError, an allowed observation)
+    assert "pass lookup\n  H4 handler raised on 10 of 10 valid calls (KeyError ×10); " in text
+    assert 'smallest: {"key": ""} -> KeyError: \'\'' in text
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("no_such_module_xyz:tools", "cannot import no_such_module_xyz"),
+        ("sample_tools:missing", "sample_tools has no attribute missing"),
+        ("sample_tools", "expected module:attr"),
+        ("missing-file.json", "cannot read missing-file.json"),
+        ("sample_tools:not_tools", "cannot check a int"),
+    ],
+)
+def test_check_tools_usage_errors_exit_2_with_one_line(
+    target: str, message: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(TOOLDATA))
+    assert run(target) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("polyloop-conformance check-tools: error: ")
+    assert message in err and err.count("\n") == 1
+
+
+def test_check_tools_through_the_console_entry_point(tmp_path: Path) -> None:
+    """The same command as a user runs it: `python -m conformance check-tools FILE`."""
+    schema_file = tmp_path / "tools.json"
+    schema_file.write_text(
+        json.dumps(
+            {
+                "tools": [
+                    {
+                        "name": "get",
+                        "description": "d",
+                        "inputSchema": {"type": "object", "properties": {"id": {"type": "strng"}}},
+                    }
+                ]
+            }
+        )
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "conformance", "check-tools", str(schema_file), "--examples", "0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 1, result.stderr
+    assert (
+        "FAIL get\n  H2 parameters['properties']['id']['type']: "
+        "`strng` is not a JSON Schema type; did you mean `string`?\n"
+    ) in result.stdout
