@@ -905,6 +905,9 @@ def _examples(clause: str) -> Callable[[], Sequence[Scenario]]:
 
 
 _ALL_ACTIONS = ("valid", "valid", "invalid", "beyond", "code")
+# E8's commonest bug is a handler run for a rejected call, so rejected calls are drawn as often
+# as accepted ones (with one draw in five, a derandomized run on some Pythons never drew one).
+_E8_ACTIONS = ("valid", "valid", "invalid", "invalid", "beyond", "code")
 
 PROPERTIES: Mapping[str, Property] = {
     p.clause: p
@@ -1004,7 +1007,7 @@ PROPERTIES: Mapping[str, Property] = {
             examples=_examples("E7"),
         ),
         Property(
-            clause="E8", scenarios=_single(_ALL_ACTIONS, ["text"]), check=check_E8, black_box=False
+            clause="E8", scenarios=_single(_E8_ACTIONS, ["text"]), check=check_E8, black_box=False
         ),
         Property(
             clause="E9", scenarios=_single(["valid"], ["non_str"]), check=check_E9, black_box=False

@@ -9,6 +9,7 @@ one-line description of the deviation.
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -154,6 +155,15 @@ async def e5(factory: Factory) -> str | None:
 async def e6(factory: Factory) -> str | None:
     for exc in (asyncio.CancelledError("stop"), KeyboardInterrupt()):
         outcome = await outcome_of(factory, registry(raises(exc)), call({}))
+        if (
+            sys.version_info < (3, 11)
+            and isinstance(exc, asyncio.CancelledError)
+            and isinstance(outcome, asyncio.CancelledError)
+        ):
+            # Before 3.11, awaiting a task that ended in CancelledError raises a new
+            # CancelledError (asyncio's own behaviour), so a task-based executor cannot hand
+            # back the same object; it still propagates cancellation unchanged in kind.
+            continue
         if outcome is not exc:
             return f"{type(exc).__name__} from the handler: {describe(outcome)}"
     return None
