@@ -600,6 +600,8 @@ def check_E8(trial: Trial, scenario: Scenario) -> None:
     arguments, and never for a rejected call or an action without a tool call."""
     step, expectation, observed = _only(trial, scenario)
     calls = observed.calls or ()
+    if expectation.verdict == "must accept" and not calls and _rejected_outcome(observed):
+        return  # a valid call rejected outright is V1's failure, not this one's
     if expectation.verdict == "must accept" and len(calls) != 1:
         raise _violation(
             f"the handler of an accepted call ran {len(calls)}x, not once", expectation, observed
