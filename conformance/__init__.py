@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from conformance.catalog import CLAUSES, Clause
-from conformance.certify import certify
 from conformance.contract import ExecutorContract
+from conformance.engine import certify
 from conformance.report import ClauseResult, Counterexample, Report
 
 if TYPE_CHECKING:
@@ -36,8 +36,7 @@ _TOOLCHECK = frozenset({"ToolContract", "check_registry", "check_tool"})
 def __getattr__(name: str) -> Any:
     # The pytest plugin imports this package while pytest starts, when hypothesis-jsonschema
     # (which the tool checks use) may not be imported yet: it loads Hypothesis's Unicode
-    # tables. So the tool checks load on first use. (`certify` is bound above, before anything
-    # can import the `conformance.certify` module and shadow the function with it.)
+    # tables. So the tool checks load on first use.
     if name in _TOOLCHECK:
         from conformance import toolcheck
 

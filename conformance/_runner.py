@@ -1,10 +1,10 @@
 """Running an executor under test without letting it take the kit down.
 
-Every example runs on an event loop that lives on its own daemon thread, and the kit waits for
-it with a wall-clock limit. So an ``execute`` that never returns (even one that blocks the loop
-with ``time.sleep``, or swallows cancellation) is reported, not waited for; a KeyboardInterrupt
-raised by a handler escapes only that loop, never the kit's main thread; and a factory that
-raises becomes a `TargetError` for the clause being checked.
+Every example runs as a job of the kit's one deadline runner (`conformance._core.deadline`), so
+an ``execute`` that never returns (even one that blocks the loop with ``time.sleep``, or swallows
+cancellation) is reported, not waited for; a KeyboardInterrupt raised by a handler escapes only
+that loop, never the kit's main thread; and a factory that raises becomes a `TargetError` for
+the clause being checked.
 """
 
 from __future__ import annotations
@@ -12,137 +12,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-import queue
-import threading
-import time
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from conformance._core.deadline import DeadlineRunner, Job
+from conformance._core.limits import GRACE
+from conformance._core.text import describe_exception
 from conformance.behaviours import Behaviour, Script
 from conformance.oracle import Observed
 from polyloop import Action, ToolRegistry
 
-__all__ = ["LoopThread", "Step", "TargetError", "Trial"]
-
-_GRACE = 0.5
-"""Seconds the kit waits beyond a call's deadline before declaring its loop stuck."""
+__all__ = ["Step", "TargetError", "Trial"]
 
 
 class TargetError(Exception):
     """The factory (or the executor's construction) failed: an ``error``, not a ``fail``."""
-
-
-@dataclass(kw_only=True, eq=False)
-class _Job:
-    make: Callable[[Callable[[], None]], Awaitable[Any]]
-    isolate: bool
-    done: threading.Event = field(default_factory=threading.Event)
-    touched: float = field(default_factory=time.monotonic)
-    """When the job last made progress (started a step); a job that stops making progress for
-    longer than its step limit is stuck."""
-    value: Any = None
-    raised: BaseException | None = None
-    escaped: BaseException | None = None
-
-
-async def _guarded(job: _Job) -> None:
-    def touch() -> None:
-        job.touched = time.monotonic()
-
-    try:
-        job.value = await job.make(touch)
-    except BaseException as exc:  # the job's own outcome, whatever it is
-        job.raised = exc
-
-
-def _cancel_leftovers(loop: asyncio.AbstractEventLoop) -> None:
-    tasks = [task for task in asyncio.all_tasks(loop) if not task.done()]
-    for task in tasks:
-        task.cancel()
-    if tasks:
-        with contextlib.suppress(BaseException):
-            loop.run_until_complete(asyncio.wait(tasks, timeout=1.0))
-
-
-def _close(loop: asyncio.AbstractEventLoop) -> None:
-    with contextlib.suppress(BaseException):
-        _cancel_leftovers(loop)
-        loop.run_until_complete(loop.shutdown_asyncgens())
-    with contextlib.suppress(BaseException):
-        loop.close()
-
-
-class LoopThread:
-    """An event loop on a daemon thread that runs one job at a time, each with a time limit.
-
-    When a job overruns its limit the thread is abandoned (it may be blocked for good) and a
-    fresh one serves the next job."""
-
-    def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue[_Job | None] | None = None
-        self._thread: threading.Thread | None = None
-
-    def _start(self) -> queue.SimpleQueue[_Job | None]:
-        jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
-        thread = threading.Thread(
-            target=self._serve, args=(jobs,), daemon=True, name="polyloop-conformance-loop"
-        )
-        thread.start()
-        self._jobs, self._thread = jobs, thread
-        return jobs
-
-    @staticmethod
-    def _new_loop() -> asyncio.AbstractEventLoop:
-        loop = asyncio.new_event_loop()
-        # Errors in tasks an executor left behind are not the user's business here: each
-        # check reports what matters for its clause.
-        loop.set_exception_handler(lambda _loop, _context: None)
-        return loop
-
-    @classmethod
-    def _serve(cls, jobs: queue.SimpleQueue[_Job | None]) -> None:
-        loop = cls._new_loop()
-        try:
-            while (job := jobs.get()) is not None:
-                try:
-                    loop.run_until_complete(_guarded(job))
-                except BaseException as exc:
-                    # KeyboardInterrupt/SystemExit raised inside some task leave the loop
-                    # itself; that loop's state is unknown, so it is replaced.
-                    job.escaped = exc
-                    _close(loop)
-                    loop = cls._new_loop()
-                else:
-                    if job.isolate:
-                        _cancel_leftovers(loop)
-                job.done.set()
-        finally:
-            _close(loop)
-
-    def run(
-        self,
-        make: Callable[[Callable[[], None]], Awaitable[Any]],
-        step_limit: float,
-        *,
-        isolate: bool = True,
-    ) -> _Job | None:
-        """Run ``make(touch)`` on the loop; the finished job, or None if it went `step_limit`
-        seconds without calling ``touch()`` (it blocks the loop, or ignores cancellation)."""
-        jobs = self._jobs if self._jobs is not None else self._start()
-        job = _Job(make=make, isolate=isolate)
-        jobs.put(job)
-        while not job.done.wait(0.05):
-            if time.monotonic() - job.touched > step_limit:
-                self._jobs = self._thread = None  # abandon the stuck thread
-                return None
-        return job
-
-    def close(self) -> None:
-        if self._jobs is not None and self._thread is not None:
-            self._jobs.put(None)
-            self._thread.join(timeout=2.0)
-        self._jobs = self._thread = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -231,12 +116,12 @@ class Trial:
         factory: Callable[[ToolRegistry], Any] | None = None,
         executor: Any = None,
         deadline: float,
-        loop: LoopThread,
+        runner: DeadlineRunner,
     ) -> None:
         self.factory = factory
         self.executor = executor
         self.deadline = deadline
-        self.loop = loop
+        self.runner = runner
         self.cancellations = 0
         """How many calls `run_cancelled` caught still running and cancelled."""
 
@@ -259,7 +144,7 @@ class Trial:
         try:
             executor = self.factory(registry)
         except Exception as exc:
-            raise TargetError(f"the factory raised {type(exc).__name__}: {_text(exc)}") from exc
+            raise TargetError(f"the factory raised {describe_exception(exc)}") from exc
         if not callable(getattr(executor, "execute", None)):
             raise TargetError(
                 f"the factory returned {type(executor).__name__}, which has no execute method"
@@ -268,7 +153,7 @@ class Trial:
 
     def _finish(
         self,
-        job: _Job | None,
+        job: Job | None,
         results: list[Observed],
         steps: Sequence[Step],
         script: Script,
@@ -310,8 +195,8 @@ class Trial:
                 marks.append(len(script.calls))
                 results.append(await _execute(executor, step.action, self.deadline))
 
-        limit = self.deadline + _GRACE
-        finished = self.loop.run(job, limit, isolate=self.white_box)
+        limit = self.deadline + GRACE
+        finished = self.runner.run(job, limit, isolate=self.white_box)
         return self._finish(finished, results, steps, script, marks)
 
     def run_concurrently(self, tools: Sequence[Any], steps: Sequence[Step]) -> list[Observed]:
@@ -329,8 +214,8 @@ class Trial:
                 )
             )
 
-        limit = self.deadline + _GRACE
-        finished = self.loop.run(job, limit, isolate=self.white_box)
+        limit = self.deadline + GRACE
+        finished = self.runner.run(job, limit, isolate=self.white_box)
         observed = self._finish(finished, results, steps, script, [])
         for item in observed:
             item.calls = None
@@ -377,18 +262,11 @@ class Trial:
             else:
                 results.append(observed)
 
-        limit = self.deadline + _GRACE
-        finished = self.loop.run(job, limit, isolate=self.white_box)
+        limit = self.deadline + GRACE
+        finished = self.runner.run(job, limit, isolate=self.white_box)
         if finished is not None and finished.escaped is None and finished_first:
             if isinstance(finished.raised, TargetError):
                 raise finished.raised
             return None
         self.cancellations += 1
         return self._finish(finished, results, [step], script, [0])[0]
-
-
-def _text(exc: BaseException) -> str:
-    try:
-        return str(exc)
-    except Exception:
-        return "<exception str() failed>"

@@ -16,6 +16,8 @@ from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance._core.data import arguments_key
+from conformance._core.data import thaw as plain_copy
 from polyloop import ToolEnvironmentError, ToolValidationError
 
 __all__ = [
@@ -363,15 +365,6 @@ def _mutate(value: Any) -> None:
         value.append("mutated by handler")
 
 
-def plain_copy(value: Any) -> Any:
-    """A deep copy with every mapping as a dict and every list/tuple as a list."""
-    if isinstance(value, Mapping):
-        return {key: plain_copy(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain_copy(item) for item in value]
-    return value
-
-
 def is_plain_json(value: Any) -> bool:
     """True for a structure made only of dicts, lists and JSON scalars (no mapping proxies,
     tuples or other containers)."""
@@ -380,20 +373,6 @@ def is_plain_json(value: Any) -> bool:
     if isinstance(value, list):
         return type(value) is list and all(is_plain_json(item) for item in value)
     return value is None or type(value) in (str, int, float, bool)
-
-
-def arguments_key(value: Any) -> Hashable:
-    """A hashable key that is equal for argument structures Python considers equal (so ``3``
-    and ``3.0`` share a key), used to find the behaviour scripted for a call."""
-    if isinstance(value, Mapping):
-        return ("object", frozenset((key, arguments_key(item)) for key, item in value.items()))
-    if isinstance(value, (list, tuple)):
-        return ("array", tuple(arguments_key(item) for item in value))
-    if isinstance(value, bool):
-        return ("boolean", value)
-    if isinstance(value, Hashable):
-        return ("value", value)
-    return ("unhashable", id(value))
 
 
 ToolHandlerFunction = Callable[..., Awaitable[Any]]

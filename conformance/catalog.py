@@ -10,10 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CLAUSES", "CONTRACT_VERSION", "SECTIONS", "Clause", "get"]
+__all__ = ["CLAUSES", "CONTRACT_VERSION", "LEVELS", "SECTIONS", "Clause", "get"]
 
 CONTRACT_VERSION = "1.0"
 """Version of CONTRACT.md this catalog describes; reports carry it."""
+
+LEVELS = ("core", "strict")
+"""Certification levels: ``core`` checks design 0008's clauses; ``strict`` adds the [H]
+hardening."""
 
 SECTIONS = ("spec", "registry", "validation", "dispatch", "session", "tools", "api")
 """Section names in contract order (section 1–2 of the contract, types and ports, have no IDs)."""

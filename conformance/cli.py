@@ -1,56 +1,51 @@
 """``polyloop-conformance`` / ``python -m conformance``.
 
-``certify [module:factory]`` certifies an executor (polyloop's own `RegistryExecutor` when no
-target is given); ``check-tools`` and ``catalog`` come from `conformance.toolcheck` and
-`conformance.docs`. Exit status: 0 every selected clause passed, 1 a clause failed (or an
-expected failure now passes), 2 a usage or import error, reported in one line.
+The one command-line module: ``certify [module:factory]`` certifies an executor (polyloop's own
+`RegistryExecutor` when no target is given), ``check-tools TARGET`` checks tool definitions,
+``catalog`` lists the clauses. Every command follows the same conventions: ``--only`` takes
+clause IDs separated by commas or spaces, ``--seed`` a non-negative int, ``--profile`` one of
+the kit's profiles, ``--json PATH`` writes the report as JSON (``-``: JSON on stdout instead of
+text). Exit status: 0 every selected clause passed, 1 a clause failed (or an expected failure
+now passes), 2 a usage or import error, reported in one line after ``polyloop-conformance:
+error:``, 130 interrupted.
+
+A new subcommand is one ``_add_<name>_command(subparsers)`` function registered in `COMMANDS`;
+a new flag shared by several commands is one ``_add_<flag>`` helper called by each of them.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from conformance.certify import LEVELS, certify, select_clauses
-from conformance.profiles import DEFAULT_PROFILE, PROFILES
-from polyloop import RegistryExecutor, ToolRegistry
+from conformance._core.hypo import DEFAULT_PROFILE, PROFILES
+from conformance._core.limits import EXECUTE_DEADLINE, HANDLER_DEADLINE
+from conformance._core.target import UsageError, resolve
+from conformance._core.text import describe_exception
+from conformance.catalog import LEVELS
+from conformance.engine import certify, select_clauses
+from polyloop import RegistryExecutor, ToolRegistry, ToolSpec
 
-__all__ = ["UsageError", "load_expected_failures", "main", "resolve"]
+__all__ = [
+    "COMMANDS",
+    "UsageError",
+    "add_check_tools_command",
+    "build_parser",
+    "load_expected_failures",
+    "main",
+    "resolve",
+]
 
 _PROG = "polyloop-conformance"
-
-
-class UsageError(Exception):
-    """A problem with what the user asked for: reported in one line, exit status 2."""
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
-
-
-def resolve(spec: str) -> Any:
-    """The object named by ``module:attr`` (attr may be dotted)."""
-    module_name, colon, attribute = spec.partition(":")
-    if not colon or not module_name or not attribute:
-        raise UsageError(f"{spec!r} is not module:attr (e.g. mypackage.tools:make_executor)")
-    try:
-        found: Any = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise UsageError(f"cannot import {module_name!r}: {exc}") from None
-    except Exception as exc:
-        raise UsageError(f"importing {module_name!r} raised {type(exc).__name__}: {exc}") from None
-    for part in attribute.split("."):
-        try:
-            found = getattr(found, part)
-        except AttributeError:
-            raise UsageError(f"{module_name!r} has no attribute {attribute!r}") from None
-    return found
 
 
 def load_expected_failures(path: str) -> dict[str, str]:
@@ -139,7 +134,7 @@ def _target(args: argparse.Namespace) -> tuple[Any, ToolRegistry | None, str]:
 def _run_certify(args: argparse.Namespace) -> int:
     target, registry, name = _target(args)
     reasons = load_expected_failures(args.expected_failures) if args.expected_failures else None
-    only = [part for part in (args.only or "").replace(",", " ").split() if part] or None
+    only = _clause_ids(args.only)
     try:
         select_clauses(args.level, only)
     except ValueError as exc:
@@ -166,21 +161,33 @@ def _run_certify(args: argparse.Namespace) -> int:
             progress=progress,
             target_name=name,
             database=args.database,
+            fail_fast=args.fail_fast,
         )
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None
-    if args.json:
-        text = json.dumps(report.to_json(), indent=2, ensure_ascii=False)
-        if args.json == "-":
-            print(text)
-        else:
-            try:
-                Path(args.json).write_text(text + "\n", encoding="utf-8")
-            except OSError as exc:
-                raise UsageError(f"cannot write {args.json!r}: {exc.strerror or exc}") from None
-    if args.json != "-":
-        print(report.to_text())
+    _emit(args.json, report.to_json(), lambda: report.to_text(), indent=2)
     return report.exit_status()
+
+
+def _emit(json_path: str | None, data: object, text: Callable[[], str], *, indent: int = 1) -> None:
+    """The one way every command writes its report: text on stdout, and with ``--json PATH``
+    also JSON to PATH, or with ``--json -`` JSON on stdout instead of the text."""
+    if json_path == "-":
+        print(json.dumps(data, indent=indent, ensure_ascii=False))
+        return
+    print(text())
+    if json_path:
+        try:
+            Path(json_path).write_text(
+                json.dumps(data, indent=indent, ensure_ascii=False) + "\n", encoding="utf-8"
+            )
+        except OSError as exc:
+            raise UsageError(f"cannot write {json_path!r}: {exc.strerror or exc}") from None
+
+
+def _clause_ids(text: str | None) -> list[str] | None:
+    """``--only`` as a list of clause IDs (commas or spaces separate them); None when absent."""
+    return [part for part in (text or "").replace(",", " ").split() if part] or None
 
 
 def _positive(text: str) -> float:
@@ -201,6 +208,40 @@ def _seed(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError("must be 0 or more")
     return value
+
+
+def _add_seed(parser: argparse.ArgumentParser, help_text: str) -> None:
+    parser.add_argument("--seed", type=_seed, help=help_text)
+
+
+def _add_only(parser: argparse.ArgumentParser, example: str) -> None:
+    parser.add_argument(
+        "--only",
+        metavar="IDS",
+        help=f"check only these clause IDs (commas or spaces), e.g. {example}",
+    )
+
+
+def _add_profile(parser: argparse.ArgumentParser, default: str | None, help_text: str) -> None:
+    parser.add_argument("--profile", choices=tuple(PROFILES), default=default, help=help_text)
+
+
+def _add_json(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--json",
+        metavar="PATH",
+        help="also write the report as JSON ('-': JSON on stdout instead of text)",
+    )
+
+
+def _add_deadline(parser: argparse.ArgumentParser, default: float, what: str) -> None:
+    parser.add_argument(
+        "--deadline",
+        type=_positive,
+        default=default,
+        metavar="SECONDS",
+        help=f"limit for each {what} (default {default:g})",
+    )
 
 
 def _add_certify_command(subparsers: Any) -> None:
@@ -226,70 +267,40 @@ def _add_certify_command(subparsers: Any) -> None:
         default="strict",
         help="core: design 0008's clauses; strict (default): plus hardening",
     )
-    parser.add_argument(
-        "--profile",
-        choices=tuple(PROFILES),
-        default=DEFAULT_PROFILE,
-        help=f"Hypothesis settings (default {DEFAULT_PROFILE})",
-    )
-    parser.add_argument(
-        "--seed",
-        type=_seed,
-        help="reproduce a run (default: 0 for ci, random otherwise, shown in the report)",
-    )
-    parser.add_argument("--only", metavar="IDS", help="comma-separated clause IDs, e.g. E4,V1")
+    _add_profile(parser, DEFAULT_PROFILE, f"Hypothesis settings (default {DEFAULT_PROFILE})")
+    _add_seed(parser, "reproduce a run (default: 0 for ci, random otherwise, shown in the report)")
+    _add_only(parser, "E4,V1")
     parser.add_argument(
         "--expected-failures",
         metavar="FILE",
         help="clauses known to fail, each with a reason; one that passes "
         "fails the run, so the list only shrinks",
     )
+    _add_json(parser)
+    _add_deadline(parser, EXECUTE_DEADLINE, "execute call")
     parser.add_argument(
-        "--json",
-        metavar="PATH",
-        help="also write the report as JSON ('-': JSON on stdout instead of text)",
-    )
-    parser.add_argument(
-        "--deadline",
-        type=_positive,
-        default=5.0,
-        metavar="SECONDS",
-        help="limit for each execute call (default 5)",
+        "--fail-fast",
+        action="store_true",
+        help="stop at the first failing clause (the rest are reported skipped)",
     )
     parser.add_argument(
         "--database",
         metavar="DIR",
         help="a Hypothesis example database shared between runs and workers",
     )
-    parser.set_defaults(func=_run_certify)
+    parser.set_defaults(func=_command(_run_certify))
 
 
-def _optional_commands(subparsers: Any) -> None:
-    registrations: list[Callable[[Any], Any]] = []
-    try:
-        from conformance.toolcheck import add_check_tools_command
-    except ModuleNotFoundError as exc:  # pragma: no cover - until the module lands
-        if exc.name != "conformance.toolcheck":
-            raise
-    else:
-        registrations.append(add_check_tools_command)
-    try:
-        from conformance.docs import add_catalog_command
-    except ModuleNotFoundError as exc:  # pragma: no cover - until the module lands
-        if exc.name != "conformance.docs":
-            raise
-    else:
-        registrations.append(add_catalog_command)
-    for register in registrations:
-        register(subparsers)
+COMMANDS: tuple[Callable[[Any], Any], ...] = ()
+"""Set below: the function registering each subcommand, in `--help` order."""
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=_PROG, description="The polyloop conformance kit.")
     subparsers = parser.add_subparsers(dest="command", metavar="command")
     subparsers.required = True
-    _add_certify_command(subparsers)
-    _optional_commands(subparsers)
+    for register in COMMANDS:
+        register(subparsers)
     return parser
 
 
@@ -300,8 +311,138 @@ def main(argv: Sequence[str] | None = None) -> int:
         status: int = args.func(args)
         return status
     except UsageError as exc:
-        print(f"{_PROG}: error: {exc}", file=sys.stderr)
-        return 2
+        return _usage_error(str(exc))
     except KeyboardInterrupt:
         print(f"{_PROG}: interrupted", file=sys.stderr)
         return 130
+
+
+def _usage_error(message: str) -> int:
+    print(f"{_PROG}: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _command(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """`run` with the shared convention: a `UsageError` is one line on stderr and exit 2."""
+
+    def command(args: argparse.Namespace) -> int:
+        try:
+            return run(args)
+        except UsageError as exc:
+            return _usage_error(str(exc))
+
+    return command
+
+
+# --- check-tools ---------------------------------------------------------------------------------
+
+
+def _tools_target(target: str) -> object:
+    """A JSON file of tool definitions, or ``module:attr`` naming tools or a zero-argument
+    factory of them."""
+    from conformance.toolcheck import load_tool_file
+
+    if target.endswith(".json") or Path(target).is_file():
+        try:
+            return load_tool_file(target)
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"cannot read {target}: {exc}") from None
+    value = resolve(
+        target,
+        what="module:attr (a ToolRegistry, ToolSpec or iterable of specs) or a path to a JSON "
+        "file of tool schemas",
+    )
+    if callable(value) and not isinstance(value, (ToolRegistry, ToolSpec, type)):
+        try:
+            value = value()  # a zero-argument factory such as make_registry
+        except Exception as exc:
+            raise UsageError(f"calling {target}() failed: {describe_exception(exc)}") from None
+    return value
+
+
+def _run_check_tools(args: argparse.Namespace) -> int:
+    from conformance.toolcheck import check_registry
+
+    try:
+        report = check_registry(
+            _tools_target(args.target),
+            examples=args.examples,
+            deadline=args.deadline,
+            seed=args.seed,
+            profile=args.profile,
+            replay=args.replay,
+            only=_clause_ids(args.only),
+            raise_on_failure=False,
+            target=args.target,
+            progress=None if args.quiet else lambda line: print(line, file=sys.stderr),
+        )
+    except (TypeError, ValueError) as exc:
+        raise UsageError(describe_exception(exc)) from None
+    _emit(args.json, report.to_json(), lambda: report.to_text(verbose=args.verbose))
+    return report.exit_status()
+
+
+def add_check_tools_command(subparsers: Any) -> argparse.ArgumentParser:
+    """Register `check-tools` on a `parser.add_subparsers()` object."""
+    from conformance.toolcheck.engine import DEFAULT_EXAMPLES
+
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "check-tools",
+        help="check tool definitions against H1-H6 (tool authors' checks)",
+        description=(
+            "Check tools against the contract's tool authors' clauses H1-H6. TARGET is "
+            "module:attr naming a ToolRegistry, a ToolSpec, an iterable of specs or a "
+            "zero-argument function returning one, or a JSON file of tool schemas in MCP "
+            "(inputSchema) or OpenAI/BFCL (parameters) form. Exit 0: every tool passed; "
+            "1: a finding; 2: usage or import error."
+        ),
+    )
+    parser.add_argument("target", metavar="TARGET", help="module:attr or a .json file")
+    parser.add_argument(
+        "--examples",
+        type=int,
+        default=None,
+        help=f"generated calls per tool for H4 (default {DEFAULT_EXAMPLES}; 0: schema checks only)",
+    )
+    _add_deadline(parser, HANDLER_DEADLINE, "handler call")
+    _add_seed(parser, "Hypothesis seed, to reproduce a run")
+    _add_profile(parser, None, "kit profile to take Hypothesis settings from")
+    parser.add_argument("--replay", action="store_true", help="also run the opt-in H6 replay check")
+    _add_only(parser, "H1,H2")
+    _add_json(parser)
+    parser.add_argument("--verbose", "-v", action="store_true", help="list passing tools too")
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    parser.set_defaults(func=_command(_run_check_tools))
+    return parser
+
+
+# --- catalog -------------------------------------------------------------------------------------
+
+
+def _run_catalog(args: argparse.Namespace) -> int:
+    from conformance.docs import catalog_json, catalog_text
+
+    path = "-" if args.json is True else args.json
+    _emit(path, catalog_json(), catalog_text)
+    return 0
+
+
+def add_catalog_command(subparsers: Any) -> argparse.ArgumentParser:
+    """Register `catalog` on a `parser.add_subparsers()` object."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "catalog",
+        help="list every contract clause (ID, level, title, who checks it)",
+        description="List every clause of the polyloop tool contract.",
+    )
+    parser.add_argument(
+        "--json",
+        metavar="PATH",
+        nargs="?",
+        const=True,
+        help="print the catalog as JSON (or write it to PATH; '-': stdout)",
+    )
+    parser.set_defaults(func=_command(_run_catalog))
+    return parser
+
+
+COMMANDS = (_add_certify_command, add_check_tools_command, add_catalog_command)

@@ -21,24 +21,19 @@ counterexample and a reproduction line. The pytest plugin's ``--conformance-prof
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import pytest
 
 from conformance import catalog
-from conformance.certify import CERTIFIED_CLAUSES, certify
+from conformance._core.limits import EXECUTE_DEADLINE
+from conformance._core.options import contract_options
+from conformance._core.text import slug
+from conformance.engine import CERTIFIED_CLAUSES, certify
 from polyloop import ActionExecutor, ToolRegistry
 
 __all__ = ["ExecutorContract"]
-
-
-def _option(request: pytest.FixtureRequest, name: str) -> Any:
-    try:
-        return request.config.getoption(name)
-    except ValueError:  # the plugin is not installed: no such option
-        return None
 
 
 class ExecutorContract:
@@ -48,7 +43,7 @@ class ExecutorContract:
     """``core`` (design 0008's clauses) or ``strict`` (plus the [H] hardening)."""
     profile: ClassVar[str] = "ci"
     seed: ClassVar[int | None] = None
-    deadline: ClassVar[float] = 5.0
+    deadline: ClassVar[float] = EXECUTE_DEADLINE
     """Seconds each ``execute`` call may take."""
     expected_failures: ClassVar[Mapping[str, str]] = {}
     """Clause ID -> why it is known to fail: reported as xfail; passing again fails the test."""
@@ -66,10 +61,10 @@ class ExecutorContract:
                 "staticmethod returning the executor to certify",
                 pytrace=False,
             )
-        level = _option(request, "conformance_level") or cls.level
-        profile = _option(request, "conformance_profile") or cls.profile
-        seed = _option(request, "conformance_seed")
-        seed = cls.seed if seed is None else seed
+        options = contract_options(request)
+        level = options.level or cls.level
+        profile = options.profile or cls.profile
+        seed = cls.seed if options.seed is None else options.seed
         clause = catalog.get(clause_id)
         if level == "core" and clause.level != "core":
             pytest.skip(f"{clause_id} is a strict ([H]) clause and the level is core")
@@ -82,7 +77,7 @@ class ExecutorContract:
             only=[clause_id],
             expected_failures=reasons or None,
             deadline=cls.deadline,
-            database=_option(request, "conformance_db"),
+            database=options.database,
             target_name=f"{cls.__module__}:{cls.__qualname__}.make_executor",
         )
         result = report.result(clause_id)
@@ -94,18 +89,13 @@ class ExecutorContract:
             pytest.fail(report.to_text(), pytrace=False)
 
 
-def _slug(title: str) -> str:
-    words = re.sub(r"[^0-9a-zA-Z]+", "_", title.lower()).strip("_")
-    return words[:60].rstrip("_")
-
-
 def _clause_test(clause_id: str) -> Callable[[ExecutorContract, pytest.FixtureRequest], None]:
     clause = catalog.get(clause_id)
 
     def test(self: ExecutorContract, request: pytest.FixtureRequest) -> None:
         self._check_clause(clause_id, request)
 
-    test.__name__ = test.__qualname__ = f"test_{clause_id}_{_slug(clause.title)}"
+    test.__name__ = test.__qualname__ = f"test_{clause_id}_{slug(clause.title)}"
     test.__doc__ = f"{clause_id} ({clause.level}): {clause.title}.\n\n{clause.summary}"
     return test
 

@@ -12,14 +12,13 @@ test in tests/kit does the same).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from conformance.catalog import CLAUSES, CONTRACT_VERSION, Clause
-from conformance.certify import CERTIFIED_CLAUSES
-from conformance.toolcheck import CLAUSES as TOOL_CLAUSES
+from conformance.engine import CERTIFIED_CLAUSES
+from conformance.toolcheck.report import CLAUSE_IDS as TOOL_CLAUSES
 
 __all__ = [
     "ENTRY_POINTS",
@@ -155,24 +154,12 @@ def contract_markdown() -> str:
     return "\n".join(out) + "\n"
 
 
-def _run_catalog(args: argparse.Namespace) -> int:
-    if args.json:
-        print(json.dumps(catalog_json(), indent=1, ensure_ascii=False))
-    else:
-        print(catalog_text())
-    return 0
-
-
 def add_catalog_command(subparsers: Any) -> argparse.ArgumentParser:
-    """Register `catalog` on a `parser.add_subparsers()` object (used by conformance.cli)."""
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "catalog",
-        help="list every contract clause (ID, level, title, who checks it)",
-        description="List every clause of the polyloop tool contract.",
-    )
-    parser.add_argument("--json", action="store_true", help="print the catalog as JSON")
-    parser.set_defaults(func=_run_catalog)
-    return parser
+    """Register `catalog` on a `parser.add_subparsers()` object (it lives in `conformance.cli`
+    with the other commands)."""
+    from conformance.cli import add_catalog_command as register
+
+    return register(subparsers)
 
 
 def main(argv: list[str] | None = None) -> int:

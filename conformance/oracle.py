@@ -27,6 +27,8 @@ from typing import Any
 from jsonschema import validators
 from jsonschema.protocols import Validator
 
+from conformance._core.dialect import ref_siblings_inert, validator_class
+from conformance._core.text import STR_FAILED, clip, exception_text, safe_repr
 from conformance.behaviours import (
     BASE_EXCEPTION_KINDS,
     ENVIRONMENT_LIKE_ERROR_KINDS,
@@ -65,27 +67,6 @@ __all__ = [
 ]
 
 JSON_TYPES = frozenset({"null", "boolean", "object", "array", "number", "integer", "string"})
-STR_FAILED = "<exception str() failed>"
-
-_OLD_DIALECTS = frozenset(
-    {"Draft3Validator", "Draft4Validator", "Draft6Validator", "Draft7Validator"}
-)
-
-
-def _validator_class(schema: Mapping[str, Any]) -> type[Validator]:
-    cls: type[Validator] = validators.validator_for(schema, default=validators.Draft202012Validator)
-    return cls
-
-
-def ref_siblings_inert(schema: Mapping[str, Any]) -> bool:
-    """True when the schema's dialect makes the siblings of ``$ref`` inert (draft-07 and
-    older). An unrecognised ``$schema`` counts as old too: assuming fewer active keywords can
-    only make the oracle demand fewer rejections, never a false one."""
-    declared = schema.get("$schema")
-    if declared is None:
-        return False
-    cls: Any = validators.validator_for(schema, default=None)  # type: ignore[arg-type]
-    return cls is None or cls.__name__ in _OLD_DIALECTS
 
 
 def _unknown_type_names(schema: Any) -> set[str]:
@@ -111,7 +92,7 @@ def _cached_validator(schema_json: str) -> Validator:
     # A memo of a pure function of the schema text: building a validator class and resolving
     # its references costs far more than validating one instance.
     schema = json.loads(schema_json)
-    cls = _validator_class(schema)
+    cls: type[Validator] = validator_class(schema)
     unknown = _unknown_type_names(schema)
     if unknown:
         # V6: "an unknown type name accepts everything". jsonschema would raise UnknownType.
@@ -346,19 +327,11 @@ class Observed:
 
 
 def _clip(value: object, limit: int = 200) -> str:
-    try:
-        text = repr(value)
-    except Exception:  # an executor's object with a broken __repr__
-        text = f"<{type(value).__name__} object with a failing repr>"
-    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
+    return clip(safe_repr(value), limit)
 
 
 def _exception_text(exc: BaseException) -> str:
-    try:
-        message = str(exc)
-    except Exception:
-        message = STR_FAILED
-    return f"{type(exc).__name__}({_clip(message)})"
+    return f"{type(exc).__name__}({_clip(exception_text(exc))})"
 
 
 def mentions(text: str, name: str) -> bool:

@@ -179,6 +179,9 @@ class Property:
     """The invalid-call aim whose absence from a black-box registry skips this clause."""
     examples: Callable[[], Sequence[Scenario]] = field(default=lambda: ())
     """Hand-picked white-box scenarios tried before the generated ones."""
+    inconclusive: Callable[[Trial], str | None] = field(default=lambda _trial: None)
+    """After a run in which every check passed: why that pass proves nothing (the clause is then
+    reported skipped), or None."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -901,6 +904,15 @@ def _trap_scenarios() -> dict[str, list[Scenario]]:
     }
 
 
+def _nothing_cancelled(trial: Trial) -> str | None:
+    """E6 black-box: a pass means something only if some call was caught still running."""
+    if trial.white_box or trial.cancellations:
+        return None
+    return (
+        "no call was still running when the kit cancelled it, so cancellation could not be observed"
+    )
+
+
 def _examples(clause: str) -> Callable[[], Sequence[Scenario]]:
     return lambda: _trap_scenarios().get(clause, [])
 
@@ -999,6 +1011,7 @@ PROPERTIES: Mapping[str, Property] = {
             check=check_E6,
             black_box=True,
             examples=_examples("E6"),
+            inconclusive=_nothing_cancelled,
         ),
         Property(
             clause="E7",

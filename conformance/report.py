@@ -11,9 +11,22 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["STATUSES", "ClauseResult", "Counterexample", "Report", "report_schema"]
+from conformance._core.data import thaw
+from conformance._core.text import clip
+
+if TYPE_CHECKING:
+    from conformance.properties import Scenario, Violation
+
+__all__ = [
+    "STATUSES",
+    "ClauseResult",
+    "Counterexample",
+    "Report",
+    "counterexample",
+    "report_schema",
+]
 
 STATUSES = ("pass", "fail", "error", "xfail", "skipped")
 """``pass``; ``fail`` (the executor broke the clause, or an expected failure now passes);
@@ -191,8 +204,48 @@ class Report:
 
 
 def _compact(value: object, limit: int = 600) -> str:
-    text = json.dumps(_jsonable(value), ensure_ascii=False, sort_keys=False)
-    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
+    return clip(json.dumps(_jsonable(value), ensure_ascii=False, sort_keys=False), limit)
+
+
+def _action_json(action: Any) -> dict[str, Any]:
+    call = action.tool_call
+    if call is None:
+        return {"code": action.code}
+    return {"tool_call": {"name": call.name, "arguments": thaw(call.arguments)}}
+
+
+def _behaviour_text(step: Any) -> str:
+    if step.action.tool_call is None:
+        return "none (no tool call, so no handler)"
+    return step.behaviour.describe() if step.behaviour else "unknown (black-box)"
+
+
+def counterexample(scenario: Scenario, violation: Violation) -> Counterexample:
+    """The report's form of a failing scenario and what the check saw."""
+    steps = scenario.steps
+    step = steps[min(violation.step, len(steps) - 1)]
+    call = step.action.tool_call
+    schemas = scenario.schemas
+    schema: object
+    if call is not None and call.name in schemas:
+        schema = schemas[call.name]
+    else:
+        schema = {"registered tools": list(schemas)}
+    if len(steps) == 1:
+        return Counterexample(
+            schema=schema,
+            action=_action_json(step.action),
+            behaviour=_behaviour_text(step),
+            expected=violation.expected,
+            actual=violation.actual,
+        )
+    return Counterexample(
+        schema=schema,
+        action=[_action_json(s.action) for s in steps],
+        behaviour="; ".join(f"step {i + 1}: {_behaviour_text(s)}" for i, s in enumerate(steps)),
+        expected=violation.expected,
+        actual=violation.actual,
+    )
 
 
 def report_schema() -> dict[str, Any]:

@@ -31,10 +31,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-import hypothesis_jsonschema._from_schema as _hj
 from hypothesis import assume, reject
 from hypothesis import strategies as st
 
+from conformance._core.data import ints_to_floats
+from conformance._core.generation import schema_strategy
 from conformance.behaviours import (
     BASE_EXCEPTION_KINDS,
     ENVIRONMENT_LIKE_ERROR_KINDS,
@@ -761,24 +762,6 @@ def _generation_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     return generated
 
 
-@lru_cache(maxsize=512)
-def _hypothesis_jsonschema(schema_json: str) -> st.SearchStrategy[Any] | None:
-    # hypothesis-jsonschema reports a schema it cannot handle (unsatisfiable, unresolvable,
-    # unsupported) only when drawing; building through its internal entry point raises at once,
-    # so such a schema is skipped here as a property of the schema, not a crash.
-    build = getattr(_hj, "__from_schema", None)
-    try:
-        if build is None:
-            return _hj.from_schema(json.loads(schema_json))
-        alphabet = _hj.CharStrategy.from_args(allow_x00=True, codec="utf-8")
-        strategy: st.SearchStrategy[Any] = build(
-            json.loads(schema_json), alphabet=alphabet, custom_formats=None
-        )
-        return strategy
-    except Exception:
-        return None
-
-
 def _own_values(node: Any, depth: int = 0) -> st.SearchStrategy[Any]:
     """A permissive generator for (generation) schemas; `valid_arguments` filters its output.
     It covers what hypothesis-jsonschema does not (e.g. 2020-12 keywords it ignores)."""
@@ -875,16 +858,6 @@ def _object_values(node: Mapping[str, Any], depth: int) -> st.SearchStrategy[Any
     return st.tuples(base, extras).map(lambda pair: {**pair[1], **pair[0]})
 
 
-def _ints_to_floats(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: _ints_to_floats(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_ints_to_floats(item) for item in value]
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) < 2**53:
-        return float(value)
-    return value
-
-
 def valid_arguments(schema: Mapping[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
     """Argument mappings that full JSON Schema accepts for this ``parameters`` schema (V1).
 
@@ -908,7 +881,7 @@ def _valid_arguments(schema_json: str) -> st.SearchStrategy[dict[str, Any]]:
     sources: list[st.SearchStrategy[Any]] = []
     if generation is not None:
         own = _own_values(generation)
-        upstream = _hypothesis_jsonschema(json.dumps(generation, sort_keys=True))
+        upstream = schema_strategy(json.dumps(generation, sort_keys=True))
         # hypothesis-jsonschema builds strategies while drawing objects, which makes it
         # several times slower than the kit's generator: it gets one draw in three.
         sources += [own, own] if upstream is None else [own, upstream, own]
@@ -923,7 +896,7 @@ def _valid_arguments(schema_json: str) -> st.SearchStrategy[dict[str, Any]]:
     def maybe_floats(pair: tuple[dict[str, Any], bool]) -> dict[str, Any]:
         value, mutate = pair
         if mutate:
-            floated = _ints_to_floats(value)
+            floated = ints_to_floats(value)
             if validator.is_valid(floated):
                 return floated  # type: ignore[no-any-return]
         return value

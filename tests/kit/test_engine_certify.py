@@ -14,7 +14,7 @@ import pytest
 from unusual import UNUSUAL
 
 from conformance import certify
-from conformance.certify import CERTIFIED_CLAUSES, select_clauses
+from conformance.engine import CERTIFIED_CLAUSES, select_clauses
 from conformance.report import Report, report_schema
 from polyloop import (
     Action,

@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conformance.certify import CERTIFIED_CLAUSES
 from conformance.contract import ExecutorContract
+from conformance.engine import CERTIFIED_CLAUSES
 
 HERE = Path(__file__).parent
 

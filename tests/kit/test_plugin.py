@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
-from conformance.certify import CERTIFIED_CLAUSES
+from conformance.engine import CERTIFIED_CLAUSES
 from conformance.profiles import PROFILES
 from conformance.toolcheck import tool_property
 from polyloop import ToolSpec

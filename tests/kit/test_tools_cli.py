@@ -65,8 +65,8 @@ def test_check_tools_imports_module_attr_and_runs_handlers(
 @pytest.mark.parametrize(
     ("target", "message"),
     [
-        ("no_such_module_xyz:tools", "cannot import no_such_module_xyz"),
-        ("sample_tools:missing", "sample_tools has no attribute missing"),
+        ("no_such_module_xyz:tools", "cannot import 'no_such_module_xyz'"),
+        ("sample_tools:missing", "'sample_tools' has no attribute 'missing'"),
         ("sample_tools", "expected module:attr"),
         ("missing-file.json", "cannot read missing-file.json"),
         ("sample_tools:not_tools", "cannot check a int"),
@@ -78,7 +78,7 @@ def test_check_tools_usage_errors_exit_2_with_one_line(
     monkeypatch.syspath_prepend(str(TOOLDATA))
     assert run(target) == 2
     err = capsys.readouterr().err
-    assert err.startswith("polyloop-conformance check-tools: error: ")
+    assert err.startswith("polyloop-conformance: error: ")
     assert message in err and err.count("\n") == 1
 
 

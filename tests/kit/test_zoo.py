@@ -32,7 +32,7 @@ from zoo.unusual import (
 )
 from zoo.witnesses import WITNESSES, violations
 
-from conformance.certify import certify
+from conformance.engine import certify
 from polyloop import RegistryExecutor
 
 FULL = os.environ.get("POLYLOOP_ZOO_FULL") == "1"

@@ -14,7 +14,7 @@ from zoo.base import ZooExecutor
 from zoo.blackbox import BLACK_BOX_CLAUSES, BLACK_BOX_VISIBLE, black_box_registry
 from zoo.unusual import FullSchemaValidation, TaskPerCall
 
-from conformance.certify import certify
+from conformance.engine import certify
 from polyloop import RegistryExecutor
 
 FULL = os.environ.get("POLYLOOP_ZOO_FULL") == "1"

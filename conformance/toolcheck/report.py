@@ -1,19 +1,22 @@
 """Reports of the tool authors' checks: findings, per-tool and per-run results, text and JSON.
 
-Re-exported by `conformance.toolcheck`; import them from there.
+Re-exported by `conformance.toolcheck`; import them from there. (The executor half's report is
+`conformance.report`; both write text through `conformance._core.text`.)
 """
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from conformance._toolcheck_schema import thaw
+from conformance import catalog
+from conformance._core.data import thaw
+from conformance._core.text import json_text
 
 __all__ = [
     "CLAUSES",
+    "CLAUSE_IDS",
     "Finding",
     "HandlerStats",
     "ToolCheckFailed",
@@ -22,15 +25,14 @@ __all__ = [
     "json_text",
 ]
 
-CLAUSES = ("H1", "H2", "H3", "H4", "H5", "H6")
-"""The tool authors' clauses (CONTRACT.md section 8), in order."""
+CLAUSE_IDS: tuple[str, ...] = tuple(
+    clause.id for clause in catalog.CLAUSES if clause.section == "tools"
+)
+"""The IDs of the tool authors' clauses (CONTRACT.md section 8), in order, read from the catalog."""
 
-
-def json_text(value: object) -> str:
-    try:
-        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
-    except (TypeError, ValueError):
-        return repr(value)
+CLAUSES = CLAUSE_IDS
+"""The same IDs under the name this module published first (`conformance.catalog.CLAUSES` holds
+the clause rows)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -202,7 +204,7 @@ class ToolCheckReport:
             for clause, status in report.statuses.items():
                 row = counts.setdefault(clause, {"pass": 0, "fail": 0, "skipped": 0})
                 row[status] += 1
-        return {clause: counts[clause] for clause in CLAUSES if clause in counts}
+        return {clause: counts[clause] for clause in CLAUSE_IDS if clause in counts}
 
     def finding_counts(self) -> dict[str, int]:
         """`"<clause> <message> -> <fix>"` -> occurrences, most frequent first."""

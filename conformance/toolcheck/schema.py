@@ -1,6 +1,7 @@
 """The schema half of the tool authors' checks: JSON data (H5), metaschema and top level (H2).
 
-Pure functions over plain values; each returns `Problem`s that `toolcheck` turns into findings.
+Pure functions over plain values; each returns `Problem`s that `conformance.toolcheck.clauses`
+turns into findings.
 Nothing here calls a handler or generates data.
 """
 
@@ -11,19 +12,19 @@ import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from jsonschema import validators
 from jsonschema.exceptions import ValidationError
 
+from conformance._core.dialect import declared_validator
+from conformance._core.text import shorten
+
 __all__ = [
     "Problem",
-    "dialect_of",
     "format_path",
     "json_problems",
     "round_trip_problems",
     "schema_problems",
-    "thaw",
 ]
 
 MAX_DEPTH = 64
@@ -67,18 +68,6 @@ class Problem:
 def format_path(path: Sequence[object], root: str = "parameters") -> str:
     """`('properties', 'x', 0)` -> `parameters['properties']['x'][0]` (the form S4 uses)."""
     return root + "".join(f"[{step!r}]" for step in path)
-
-
-def thaw(value: object) -> object:
-    """Plain dicts and lists from (possibly deep-frozen) JSON data; other values unchanged.
-
-    Callers run `json_problems` first, so the data is acyclic and shallow enough to recurse.
-    """
-    if isinstance(value, Mapping):
-        return {key: thaw(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [thaw(item) for item in value]
-    return value
 
 
 # --- H5: JSON data -------------------------------------------------------------------------------
@@ -241,23 +230,6 @@ def _differences(
 # --- H2: metaschema and top level ----------------------------------------------------------------
 
 
-def dialect_of(schema: Mapping[str, object]) -> tuple[type[Any] | None, str]:
-    """The jsonschema validator class for the schema's `$schema` (2020-12 when absent).
-
-    Returns `(None, uri)` for a `$schema` jsonschema does not know: validators disagree about
-    such a schema (polyloop treats it as draft-07, jsonschema as 2020-12), so H2 reports it.
-    """
-    declared = schema.get("$schema")
-    if declared is None:
-        return validators.Draft202012Validator, "2020-12 (no $schema)"
-    if not isinstance(declared, str):
-        return None, repr(declared)
-    cls = validators.validator_for(dict(schema), default=None)  # type: ignore[arg-type]
-    if cls is None:
-        return None, declared
-    return cls, declared
-
-
 def _type_name_fix(name: str) -> tuple[str, str]:
     """(message, fix) for a `type` value that is not a JSON Schema type name."""
     message = f"`{name}` is not a JSON Schema type"
@@ -303,7 +275,7 @@ def _metaschema_problem(error: ValidationError, dialect: str) -> list[Problem]:
                 return problems
     keyword = next((step for step in reversed(path) if isinstance(step, str)), None)
     fix = _KEYWORD_FIXES.get(str(keyword), f"make it valid under the {dialect} metaschema")
-    message = error.message if len(error.message) <= 200 else error.message[:197] + "..."
+    message = shorten(error.message, 200)
     return [Problem(path=path, code="metaschema", message=message, fix=fix)]
 
 
@@ -322,7 +294,7 @@ def schema_problems(schema: object) -> list[Problem]:
                 fix='use {"type": "object", "properties": {...}}',
             )
         ]
-    cls, dialect = dialect_of(schema)
+    cls, dialect = declared_validator(schema)
     problems: list[Problem] = []
     if cls is None:
         problems.append(

@@ -1,0 +1,121 @@
+"""The Hypothesis wiring of both halves: the profiles as frozen values, one settings builder,
+and the private hook that keys the example database per clause and target.
+
+The kit never relies on Hypothesis's per-example ``deadline``: it puts its own deadline on each
+call (`conformance._core.deadline`), because a slow example is not a failure but a hung target is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, Verbosity, settings
+
+__all__ = [
+    "DEFAULT_PROFILE",
+    "PROFILES",
+    "Profile",
+    "add_digest",
+    "profile",
+    "profile_settings",
+    "run_settings",
+]
+
+DEFAULT_PROFILE = "ci"
+
+# The kit's strategies filter generated arguments through jsonschema and build registries per
+# example, so Hypothesis's "too slow"/"filters too much" health checks describe the kit, not the
+# target under test.
+QUIET = (
+    HealthCheck.too_slow,
+    HealthCheck.filter_too_much,
+    HealthCheck.data_too_large,
+    HealthCheck.large_base_example,
+)
+PHASES = (Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Profile:
+    """One of the kit's profiles: how many examples, and whether runs are derandomized and keep
+    Hypothesis's example database."""
+
+    name: str
+    max_examples: int
+    derandomize: bool
+    keeps_database: bool
+    pool_size: int
+    """How many schemas certify draws its generated registries from."""
+
+    def settings_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for ``hypothesis.settings``."""
+        kwargs: dict[str, Any] = {
+            "max_examples": self.max_examples,
+            "deadline": None,
+            "phases": PHASES,
+            "suppress_health_check": list(QUIET),
+            "report_multiple_bugs": False,
+        }
+        if self.derandomize:
+            kwargs["derandomize"] = True
+        if not self.keeps_database:
+            kwargs["database"] = None
+            kwargs["print_blob"] = False
+        return kwargs
+
+
+PROFILES: Mapping[str, Profile] = MappingProxyType(
+    {
+        "quick": Profile(
+            name="quick", max_examples=15, derandomize=False, keeps_database=False, pool_size=120
+        ),
+        "ci": Profile(
+            name="ci", max_examples=50, derandomize=True, keeps_database=False, pool_size=300
+        ),
+        "thorough": Profile(
+            name="thorough",
+            max_examples=1000,
+            derandomize=False,
+            keeps_database=True,
+            pool_size=2000,
+        ),
+    }
+)
+"""``quick`` for a local edit-run loop; ``ci`` (the default) derandomized and sized so that
+``certify --level strict`` on polyloop's own executor finishes well under a minute on two cores;
+``thorough`` for nightly campaigns (it keeps the example database, so every counterexample found
+is replayed next time)."""
+
+
+def profile(name: str) -> Profile:
+    """The profile called `name`; ValueError naming the known ones otherwise."""
+    try:
+        return PROFILES[name]
+    except (KeyError, TypeError):
+        known = ", ".join(PROFILES)
+        raise ValueError(f"unknown conformance profile {name!r}; choose one of: {known}") from None
+
+
+def profile_settings(name: str) -> settings:
+    """The ``hypothesis.settings`` of a profile; an unknown name raises ValueError."""
+    return settings(**profile(name).settings_kwargs())
+
+
+def run_settings(parent: settings | None, **overrides: Any) -> settings:
+    """`parent` (None: the active Hypothesis profile) with the kit's quiet output and the given
+    overrides: the one place both halves build the settings a run uses."""
+    return settings(
+        parent, verbosity=Verbosity.quiet, report_multiple_bugs=False, deadline=None, **overrides
+    )
+
+
+def add_digest(test: Any, key: bytes) -> None:
+    """Key `test`'s example-database entries by `key` as well as by its source.
+
+    Every clause (and every tool) runs the same test function, so without this they would share
+    database entries. This is the private hook Hypothesis itself uses for parametrized tests;
+    it is set in this one place."""
+    test._hypothesis_internal_add_digest = key

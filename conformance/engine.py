@@ -1,0 +1,442 @@
+"""`certify`: check an action executor against the contract, clause by clause.
+
+Each selected clause's property (`conformance.properties`) runs under Hypothesis with the
+chosen profile and seed. When a check fails, Hypothesis shrinks the scenario; the kit records
+every failing run, and since Hypothesis replays the minimal example last, the last record is
+the counterexample the report shows. The executor under test never runs on the kit's own
+thread (see `conformance._core.deadline`), so one that hangs, raises or even lets
+KeyboardInterrupt escape is reported against the clause being checked.
+
+`certify` is four steps, each its own function: `_checked_arguments`, `_run_settings`, the
+per-clause loop (`_clause_result`) and `_reproduce_line`.
+"""
+
+from __future__ import annotations
+
+import enum
+import platform
+import random
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import hypothesis
+import hypothesis.errors
+from hypothesis import example, given
+from hypothesis.database import DirectoryBasedExampleDatabase
+
+from conformance import catalog
+from conformance._core import hypo
+from conformance._core.deadline import LoopThread
+from conformance._core.limits import EXECUTE_DEADLINE
+from conformance._core.text import describe_exception
+from conformance._runner import TargetError, Trial
+from conformance.catalog import LEVELS
+from conformance.report import ClauseResult, Counterexample, Report, counterexample
+from polyloop import ToolRegistry, __version__
+
+if TYPE_CHECKING:
+    from conformance.properties import Property, Scenario, ScenarioSource, Violation
+
+# `conformance.properties` (and with it the strategies and hypothesis-jsonschema) is imported
+# when certify runs, not when this module is: the pytest plugin imports the package at pytest
+# start-up, where loading Hypothesis's Unicode tables is not allowed.
+
+__all__ = ["CERTIFIED_CLAUSES", "LEVELS", "Verdict", "certify", "select_clauses"]
+
+CERTIFIED_CLAUSES: tuple[str, ...] = tuple(
+    clause.id for clause in catalog.CLAUSES if clause.section in ("validation", "dispatch")
+)
+"""The clauses `certify` checks (V1–V8, E1–E14, one property each in
+`conformance.properties`); the others concern specs, registries, tool authors and the API, and
+have their own checks."""
+
+
+class Verdict(str, enum.Enum):
+    """A clause's status in the report (the value is what `ClauseResult.status` holds)."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    ERROR = "error"
+    XFAIL = "xfail"
+    SKIPPED = "skipped"
+
+
+def _clause_list(ids: Iterable[str], what: str) -> list[str]:
+    if isinstance(ids, str):
+        ids = [part for part in ids.replace(",", " ").split() if part]
+    chosen = []
+    for clause_id in ids:
+        catalog.get(clause_id)  # ValueError listing the known clauses
+        if clause_id not in CERTIFIED_CLAUSES:
+            raise ValueError(
+                f"{what} names {clause_id}, which certify does not check; it "
+                f"checks {', '.join(CERTIFIED_CLAUSES)}"
+            )
+        chosen.append(clause_id)
+    return chosen
+
+
+def select_clauses(level: str, only: Iterable[str] | None = None) -> tuple[str, ...]:
+    """The clause IDs a run at `level` checks, in contract order, narrowed to `only`."""
+    if level not in LEVELS:
+        raise ValueError(f"unknown level {level!r}; choose core or strict")
+    in_level = [c for c in CERTIFIED_CLAUSES if level == "strict" or catalog.get(c).level == "core"]
+    if only is None:
+        return tuple(in_level)
+    wanted = _clause_list(only, "--only")
+    outside = [c for c in wanted if c not in in_level]
+    if outside:
+        raise ValueError(
+            f"{', '.join(outside)}: not checked at level {level} (strict clauses need level strict)"
+        )
+    return tuple(c for c in in_level if c in wanted)
+
+
+def _target_name(target: object) -> str:
+    if isinstance(target, type) or (callable(target) and hasattr(target, "__qualname__")):
+        return f"{getattr(target, '__module__', '?')}:{getattr(target, '__qualname__', '?')}"
+    kind = type(target)
+    return f"{kind.__module__}:{kind.__qualname__} instance"
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Outcome:
+    """What one clause's Hypothesis run concluded."""
+
+    verdict: Verdict
+    examples: int
+    message: str | None = None
+    counterexample: Counterexample | None = None
+
+
+@dataclass(kw_only=True)
+class _Search:
+    """What one clause's Hypothesis run saw (mutable: one per run)."""
+
+    examples: int = 0
+    failure: tuple[Scenario, Violation] | None = None
+    stop: BaseException | None = None
+
+    def failed(self, message: str, fallback: str | None = None) -> _Outcome:
+        if self.failure is None:
+            if fallback is not None:
+                return _Outcome(verdict=Verdict.ERROR, examples=self.examples, message=fallback)
+            return _Outcome(verdict=Verdict.FAIL, examples=self.examples, message=message)
+        scenario, recorded = self.failure
+        return _Outcome(
+            verdict=Verdict.FAIL,
+            examples=self.examples,
+            message=recorded.message + message,
+            counterexample=counterexample(scenario, recorded),
+        )
+
+
+def _hypothesis_test(
+    prop: Property, source: ScenarioSource, trial: Trial, search: _Search
+) -> Callable[..., None]:
+    from conformance.properties import Violation
+
+    def test(scenario: Scenario) -> None:
+        if search.stop is not None:
+            raise search.stop  # the executor hangs or its factory fails: stop exploring
+        if search.failure is None:
+            search.examples += 1
+        try:
+            prop.check(trial, scenario)
+        except Violation as violation:
+            search.failure = (scenario, violation)
+            if violation.stop:
+                search.stop = violation
+            raise
+        except TargetError as exc:
+            search.stop = exc
+            raise
+
+    return test
+
+
+def _search_clause(
+    prop: Property,
+    source: ScenarioSource,
+    trial: Trial,
+    settings: hypothesis.settings,
+    seed: int,
+    label: str,
+) -> _Outcome:
+    """Run one clause's property under Hypothesis and say what it concluded."""
+    from conformance.properties import Violation
+
+    search = _Search()
+    test = _hypothesis_test(prop, source, trial, search)
+    # Distinct database keys per clause and target, since every clause runs this same function.
+    hypo.add_digest(test, f"{prop.clause}:{label}".encode())
+    wrapped: Any = test
+    if source.white_box:
+        for scenario in reversed(prop.examples()):
+            wrapped = example(scenario)(wrapped)
+    wrapped = given(prop.scenarios(source))(wrapped)
+    # seed() switches the example database off; settings applied after it switch it back on
+    # when one was asked for.
+    wrapped = settings(hypothesis.seed(seed)(wrapped))
+    try:
+        wrapped()
+    except TargetError as exc:
+        return _Outcome(verdict=Verdict.ERROR, examples=search.examples, message=str(exc))
+    except Violation as violation:
+        return search.failed("" if search.failure else violation.message)
+    except hypothesis.errors.Flaky:
+        return search.failed(
+            " (flaky: replaying this example did not fail the same way; the executor is "
+            "nondeterministic)",
+            fallback="Hypothesis reported a flaky test",
+        )
+    except hypothesis.errors.Unsatisfiable as exc:
+        if source.white_box:
+            message = f"the kit could not generate scenarios: {exc}"
+            return _Outcome(verdict=Verdict.ERROR, examples=search.examples, message=message)
+        message = "no scenario could be generated from the registry's schemas"
+        return _Outcome(verdict=Verdict.SKIPPED, examples=search.examples, message=message)
+    except hypothesis.errors.FailedHealthCheck as exc:
+        message = f"Hypothesis health check failed: {exc}"
+        return _Outcome(verdict=Verdict.ERROR, examples=search.examples, message=message)
+    reason = prop.inconclusive(trial)
+    if reason is not None:
+        return _Outcome(verdict=Verdict.SKIPPED, examples=search.examples, message=reason)
+    return _Outcome(verdict=Verdict.PASS, examples=search.examples)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Run:
+    """One certification's checked arguments and the machinery they set up."""
+
+    name: str
+    mode: str
+    level: str
+    profile: str
+    seed: int
+    deadline: float
+    reasons: Mapping[str, str]
+    settings: hypothesis.settings
+    source: ScenarioSource
+    trial: Trial
+
+
+def _check_target(target: Any, registry: ToolRegistry | None) -> str:
+    """The mode (`white-box`/`black-box`) for this target; TypeError when it fits neither."""
+    if registry is None:
+        if not callable(target):
+            raise TypeError(
+                f"certify(target) needs a factory Callable[[ToolRegistry], "
+                f"ActionExecutor], got {type(target).__name__}; to certify an "
+                "executor instance (black-box), pass registry= too"
+            )
+        return "white-box"
+    if not isinstance(registry, ToolRegistry):
+        raise TypeError(f"registry must be a ToolRegistry, got {type(registry).__name__}")
+    if not callable(getattr(target, "execute", None)):
+        raise TypeError(
+            f"black-box certify needs an executor with an execute method, got "
+            f"{type(target).__name__}"
+        )
+    return "black-box"
+
+
+def _checked_arguments(
+    profile: str, deadline: float, seed: int | None, expected_failures: Mapping[str, str] | None
+) -> tuple[int, dict[str, str]]:
+    """The seed to use and the expected-failure reasons; ValueError for a bad argument."""
+    hypo.profile(profile)  # ValueError naming the profiles
+    if isinstance(deadline, bool) or not isinstance(deadline, (int, float)) or not deadline > 0:
+        raise ValueError(f"deadline must be a positive number of seconds, got {deadline!r}")
+    reasons = dict(expected_failures or {})
+    _clause_list(reasons, "the expected-failures list")
+    blank = [c for c, why in reasons.items() if not isinstance(why, str) or not why.strip()]
+    if blank:
+        raise ValueError(f"expected failures need a reason; none given for {', '.join(blank)}")
+    if seed is None:
+        return (0 if profile == "ci" else random.SystemRandom().randrange(2**32)), reasons
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    return seed, reasons
+
+
+def _run_settings(profile: str, database: str | None) -> hypothesis.settings:
+    settings = hypo.run_settings(hypo.profile_settings(profile))
+    if database is not None:
+        # Every run is seeded explicitly, so dropping derandomize (which forbids a database)
+        # changes nothing else.
+        settings = hypothesis.settings(
+            settings, derandomize=False, database=DirectoryBasedExampleDatabase(database)
+        )
+    return settings
+
+
+def _reproduce_line(run: _Run, clause_id: str) -> str:
+    line = (
+        f"polyloop-conformance certify {run.name} --level {run.level} --profile "
+        f"{run.profile} --seed {run.seed} --only {clause_id}"
+    )
+    if run.deadline != EXECUTE_DEADLINE:
+        line += f" --deadline {run.deadline:g}"
+    return line
+
+
+def _outcome(run: _Run, prop: Property) -> _Outcome:
+    if run.mode == "black-box" and not prop.black_box:
+        message = "needs the kit's scripted handlers: certify a factory (white-box) to check it"
+        return _Outcome(verdict=Verdict.SKIPPED, examples=0, message=message)
+    black_box_aim = prop.aim if run.mode == "black-box" else None
+    inapplicable = None if black_box_aim is None else run.source.inapplicable(black_box_aim)
+    if inapplicable is not None:
+        return _Outcome(verdict=Verdict.SKIPPED, examples=0, message=inapplicable)
+    run.trial.cancellations = 0
+    try:
+        return _search_clause(prop, run.source, run.trial, run.settings, run.seed, run.name)
+    except Exception as exc:  # a defect in the kit itself: report, don't crash
+        message = f"the kit failed while checking this clause: {describe_exception(exc)}"
+        return _Outcome(verdict=Verdict.ERROR, examples=0, message=message)
+
+
+def _clause_result(run: _Run, clause_id: str) -> ClauseResult:
+    from conformance.properties import PROPERTIES
+
+    clause = catalog.get(clause_id)
+    started = time.perf_counter()
+    outcome = _outcome(run, PROPERTIES[clause_id])
+    verdict, message = outcome.verdict, outcome.message
+    reason = run.reasons.get(clause_id)
+    if reason is not None and verdict in (Verdict.FAIL, Verdict.ERROR):
+        verdict = Verdict.XFAIL
+    elif reason is not None and verdict is Verdict.PASS:
+        verdict = Verdict.FAIL
+        message = (
+            f"expected to fail ({reason}), but it passed: remove {clause_id} "
+            "from the expected-failures list"
+        )
+    return ClauseResult(
+        id=clause_id,
+        title=clause.title,
+        level=clause.level,
+        status=verdict.value,
+        examples=outcome.examples,
+        seconds=time.perf_counter() - started,
+        message=message,
+        counterexample=outcome.counterexample,
+        reproduce=_reproduce_line(run, clause_id),
+        expected_failure=reason,
+    )
+
+
+def _not_run(clause_id: str, failed: str) -> ClauseResult:
+    clause = catalog.get(clause_id)
+    return ClauseResult(
+        id=clause_id,
+        title=clause.title,
+        level=clause.level,
+        status=Verdict.SKIPPED.value,
+        examples=0,
+        seconds=0.0,
+        message=f"not run: --fail-fast stopped at {failed}",
+    )
+
+
+def certify(
+    target: Any,
+    *,
+    registry: ToolRegistry | None = None,
+    level: str = "strict",
+    profile: str = "ci",
+    seed: int | None = None,
+    only: Iterable[str] | None = None,
+    expected_failures: Mapping[str, str] | None = None,
+    deadline: float = EXECUTE_DEADLINE,
+    progress: Callable[[str], None] | None = None,
+    target_name: str | None = None,
+    database: str | None = None,
+    fail_fast: bool = False,
+) -> Report:
+    """Certify an action executor against the contract and return the `Report`.
+
+    White-box (``registry=None``): `target` is a factory ``Callable[[ToolRegistry],
+    ActionExecutor]`` (a class such as ``RegistryExecutor`` will do). The kit builds
+    registries whose handlers it scripts, asks the factory for a fresh executor per example,
+    and checks every V and E clause through the oracle and the handlers' call log.
+
+    Black-box: `target` is an executor and `registry` the registry it serves. Only what needs
+    no knowledge of the handlers is checked (E1, E2, E6 when some call can be caught
+    suspended, E7, V1–V8); the other clauses are reported ``skipped``. Valid calls (V1, E6,
+    E7) really reach the executor's handlers: point it at a test backend.
+
+    `level` ``core`` checks design 0008's clauses, ``strict`` adds the [H] hardening.
+    `profile` picks Hypothesis settings (`conformance.profiles`); a run is reproducible from
+    `seed` (default: 0 for ``ci``, random otherwise; the report records it). `only` narrows
+    the run to some clause IDs. `expected_failures` maps clause IDs to the reason they are
+    known to fail: such a failure is reported ``xfail``, and such a clause that passes is a
+    ``fail`` (remove the entry). `deadline` bounds each ``execute`` call in seconds. `progress`
+    receives one line per clause as it finishes. `target_name` is how reproduction lines
+    name the target (default: derived from `target`). `database` is a directory for a
+    Hypothesis example database shared between runs and workers (every counterexample found is
+    replayed first next time); by default only ``thorough`` keeps one, in ``.hypothesis/``.
+    `fail_fast` stops at the first clause that fails or errors; the clauses after it are
+    reported ``skipped`` (not run).
+
+    Raises ValueError/TypeError for bad arguments (unknown level, profile or clause ID, a
+    target that is neither a factory nor an executor); never for what the executor does.
+    """
+    seed, reasons = _checked_arguments(profile, deadline, seed, expected_failures)
+    selected = select_clauses(level, only)
+    mode = _check_target(target, registry)
+    from conformance.properties import ScenarioSource
+
+    runner = LoopThread()
+    run = _Run(
+        name=target_name or _target_name(target),
+        mode=mode,
+        level=level,
+        profile=profile,
+        seed=seed,
+        deadline=float(deadline),
+        reasons=reasons,
+        settings=_run_settings(profile, database),
+        source=(
+            ScenarioSource.generated(seed, hypo.profile(profile).pool_size)
+            if registry is None
+            else ScenarioSource.from_registry(registry)
+        ),
+        trial=Trial(
+            factory=target if mode == "white-box" else None,
+            executor=target if mode == "black-box" else None,
+            deadline=float(deadline),
+            runner=runner,
+        ),
+    )
+    results: list[ClauseResult] = []
+    try:
+        for index, clause_id in enumerate(selected, start=1):
+            stopped = next((r.id for r in results if r.status in ("fail", "error")), None)
+            result = (
+                _not_run(clause_id, stopped)
+                if fail_fast and stopped
+                else _clause_result(run, clause_id)
+            )
+            results.append(result)
+            if progress is not None:
+                progress(
+                    f"[{index:>2}/{len(selected)}] {clause_id:<4} ... {result.status} "
+                    f"({result.examples} examples, {result.seconds:.1f}s)"
+                )
+    finally:
+        runner.close()
+    return Report(
+        kit_version=__version__,
+        contract_version=catalog.CONTRACT_VERSION,
+        target=run.name,
+        level=level,
+        profile=profile,
+        seed=seed,
+        python=platform.python_version(),
+        results=tuple(results),
+        mode=mode,
+    )
