@@ -172,14 +172,13 @@ def check_h3(state: Checking) -> Verdict:
         return Verdict.skip(verdict.undecided)
     if verdict.satisfiable:
         return Verdict.of(())
-    where = "" if verdict.path is None else f" (the contradiction is at {verdict.path})"
     path = "parameters" if verdict.path is None else _schema.format_path(verdict.path)
     finding = Finding(
         clause="H3",
         tool=state.tool.label,
         path=path,
         code="unsatisfiable",
-        message=f"no arguments can satisfy this schema, so every call is rejected{where}"
+        message="no arguments can satisfy this schema, so every call is rejected"
         + ("" if verdict.detail is None else f": {verdict.detail}"),
         fix="look for contradicting keywords (minimum > maximum, a required key that "
         "additionalProperties: false forbids, an empty enum, disjoint types)",
