@@ -71,6 +71,8 @@ __all__ = [
     "DIALECTS",
     "INVALID_AIMS",
     "SENTINEL_MARK",
+    "REF_SIBLING_PROPERTY",
+    "REF_SIBLING_ROOT",
     "TRAP_SCHEMAS",
     "ToolDef",
     "aim_possible",
@@ -538,6 +540,30 @@ def tool_schemas(draw: st.DrawFn, dialects: Iterable[str | None] | None = None) 
 
 
 _D7 = DIALECTS["draft-07"]
+
+REF_SIBLING_PROPERTY: dict[str, Any] = {
+    "$schema": _D7,
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["path"],
+    "properties": {"path": {"$ref": "#/definitions/Path", "type": "string"}},
+    "definitions": {"Path": {"type": ["string", "array"], "items": {"type": "string"}}},
+}
+"""The draft-07 trap at property level: ``$ref`` makes its sibling ``"type": "string"`` inert,
+so a list of strings is valid."""
+
+REF_SIBLING_ROOT: dict[str, Any] = {
+    "$schema": _D7,
+    "$ref": "#/definitions/Args",
+    "type": "object",
+    "required": ["legacy"],
+    "properties": {"legacy": {"type": "integer"}},
+    "additionalProperties": False,
+    "definitions": {"Args": {"type": "object", "properties": {"q": {"type": "string"}}}},
+}
+"""The same trap at the root: ``required`` and ``additionalProperties`` next to ``$ref`` are
+inert, so ``{}`` and unlisted keys are valid."""
+
 TRAP_SCHEMAS: tuple[dict[str, Any], ...] = (
     {
         "type": "object",
@@ -546,23 +572,8 @@ TRAP_SCHEMAS: tuple[dict[str, Any], ...] = (
         "additionalProperties": False,
     },
     {"type": "object", "properties": {}, "additionalProperties": False, "$schema": _D7},
-    {
-        "$schema": _D7,
-        "type": "object",
-        "additionalProperties": False,
-        "required": ["path"],
-        "properties": {"path": {"$ref": "#/definitions/Path", "type": "string"}},
-        "definitions": {"Path": {"type": ["string", "array"], "items": {"type": "string"}}},
-    },
-    {
-        "$schema": _D7,
-        "$ref": "#/definitions/Args",
-        "type": "object",
-        "required": ["legacy"],
-        "properties": {"legacy": {"type": "integer"}},
-        "additionalProperties": False,
-        "definitions": {"Args": {"type": "object", "properties": {"q": {"type": "string"}}}},
-    },
+    REF_SIBLING_PROPERTY,
+    REF_SIBLING_ROOT,
     {
         "type": "dict",
         "properties": {"x": {"type": "float"}, "pair": {"type": "tuple"}, "n": {"type": "integer"}},

@@ -1,0 +1,197 @@
+"""One property per contract clause, all of one shape.
+
+A `Property` pairs a strategy for scenarios (tools, the actions sent to them, what their
+handlers do) with a check that runs a scenario through a `Trial` and raises `Violation` when
+the executor breaks *that* clause — and only that clause, so a report points at the rule that
+was broken. `PROPERTIES` maps each clause ID to its property, like a keyword table: the
+catalog row, the report line, the `ExecutorContract` test and the check are found by one ID.
+
+Every check judges the executor through the oracle and the scripted handlers' call log, never
+through the executor's own account of what it did. The checks live with their hand-picked
+scenarios in `validation` (V1-V8) and `dispatch` (E1-E14); `scenarios` holds the shared types
+and strategies, `shared` the pieces several checks use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
+
+from conformance.properties import dispatch, validation
+from conformance.properties.scenarios import (
+    Property,
+    Scenario,
+    ScenarioSource,
+    Violation,
+    many,
+    repeated,
+    single,
+)
+
+__all__ = ["PROPERTIES", "Property", "Scenario", "ScenarioSource", "Violation", "black_box_clauses"]
+
+
+@lru_cache(maxsize=1)
+def _traps() -> dict[str, list[Scenario]]:
+    return {**validation.traps(), **dispatch.traps()}
+
+
+def _examples(clause: str) -> Callable[[], Sequence[Scenario]]:
+    return lambda: _traps().get(clause, [])
+
+
+_ALL_ACTIONS = ("valid", "valid", "invalid", "beyond", "code")
+# E8's commonest bug is a handler run for a rejected call, so rejected calls are drawn as often
+# as accepted ones (with one draw in five, a derandomized run on some Pythons never drew one).
+_E8_ACTIONS = ("valid", "valid", "invalid", "invalid", "beyond", "code")
+
+PROPERTIES: Mapping[str, Property] = {
+    p.clause: p
+    for p in (
+        Property(
+            clause="V1",
+            scenarios=single(["valid"], ["text", "yield"]),
+            check=validation.check_V1,
+            black_box=True,
+            examples=_examples("V1"),
+        ),
+        Property(
+            clause="V2",
+            scenarios=single(["invalid"], aims=["V2"], padded=True),
+            check=validation.check_V2,
+            black_box=True,
+            aim="V2",
+            examples=_examples("V2"),
+        ),
+        Property(
+            clause="V3",
+            scenarios=single(["invalid"], aims=["V3"]),
+            check=validation.check_V3,
+            black_box=True,
+            aim="V3",
+            examples=_examples("V3"),
+        ),
+        Property(
+            clause="V4",
+            scenarios=single(["invalid"], aims=["V4"], tools_aim="V4"),
+            check=validation.check_V4,
+            black_box=True,
+            aim="V4",
+        ),
+        Property(
+            clause="V5",
+            scenarios=single(["invalid"], aims=["V5"], tools_aim="V5"),
+            check=validation.check_V5,
+            black_box=True,
+            aim="V5",
+        ),
+        Property(
+            clause="V6",
+            scenarios=single(["invalid"], aims=["V6"], tools_aim="V6"),
+            check=validation.check_V6,
+            black_box=True,
+            aim="V6",
+            examples=_examples("V6"),
+        ),
+        Property(
+            clause="V7",
+            scenarios=single(["beyond"], ["text", "error"]),
+            check=validation.check_V7,
+            black_box=True,
+        ),
+        Property(
+            clause="V8",
+            scenarios=single(["invalid", "invalid", "beyond"], padded=True),
+            check=validation.check_V8,
+            black_box=True,
+            examples=_examples("V8"),
+        ),
+        Property(clause="E1", scenarios=single(["code"]), check=dispatch.check_E1, black_box=True),
+        Property(
+            clause="E2", scenarios=single(["invalid"]), check=dispatch.check_E2, black_box=True
+        ),
+        Property(
+            clause="E3",
+            scenarios=single(["valid"], ["environment_error"]),
+            check=dispatch.check_E3,
+            black_box=False,
+        ),
+        Property(
+            clause="E4",
+            scenarios=single(["valid"], ["error"]),
+            check=dispatch.check_E4,
+            black_box=False,
+            examples=_examples("E4"),
+        ),
+        Property(
+            clause="E5",
+            scenarios=single(["valid"], ["text"]),
+            check=dispatch.check_E5,
+            black_box=False,
+            examples=_examples("E5"),
+        ),
+        Property(
+            clause="E6",
+            scenarios=single(["valid"], ["suspend", "base_exception"]),
+            check=dispatch.check_E6,
+            black_box=True,
+            examples=_examples("E6"),
+            inconclusive=dispatch.nothing_cancelled,
+        ),
+        Property(
+            clause="E7",
+            scenarios=single(_ALL_ACTIONS, ["text", "environment_error", "error"]),
+            check=dispatch.check_E7,
+            black_box=True,
+            examples=_examples("E7"),
+        ),
+        Property(
+            clause="E8",
+            scenarios=single(_E8_ACTIONS, ["text"]),
+            check=dispatch.check_E8,
+            black_box=False,
+        ),
+        Property(
+            clause="E9",
+            scenarios=single(["valid"], ["non_str"]),
+            check=dispatch.check_E9,
+            black_box=False,
+        ),
+        Property(
+            clause="E10",
+            scenarios=single(["valid"], ["error_like"]),
+            check=dispatch.check_E10,
+            black_box=False,
+            examples=_examples("E10"),
+        ),
+        Property(
+            clause="E11",
+            scenarios=many(
+                ["valid", "valid", "invalid", "code"],
+                ["text", "environment_error", "error", "non_str"],
+            ),
+            check=dispatch.check_E11,
+            black_box=False,
+        ),
+        Property(
+            clause="E12",
+            scenarios=single(["valid"], ["unprintable"]),
+            check=dispatch.check_E12,
+            black_box=False,
+            examples=_examples("E12"),
+        ),
+        Property(clause="E13", scenarios=repeated, check=dispatch.check_E13, black_box=False),
+        Property(
+            clause="E14",
+            scenarios=single(["beyond"], ["text", "environment_error", "error"]),
+            check=dispatch.check_E14,
+            black_box=True,
+        ),
+    )
+}
+"""Clause ID -> its property, in contract order (V1–V8, then E1–E14)."""
+
+
+def black_box_clauses() -> tuple[str, ...]:
+    """The clauses a black-box run can check, read from the table."""
+    return tuple(clause for clause, prop in PROPERTIES.items() if prop.black_box)

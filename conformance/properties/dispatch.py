@@ -1,0 +1,386 @@
+"""The checks of the dispatch clauses (E1-E14), each with its hand-picked scenarios."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from conformance._core.text import clip, json_text
+from conformance._runner import Trial
+from conformance.behaviours import (
+    RaiseBaseException,
+    RaiseError,
+    RaiseUnprintable,
+    ReturnText,
+    Suspend,
+    plain_copy,
+)
+from conformance.oracle import (
+    STR_FAILED,
+    Observed,
+    expect,
+    mismatch,
+)
+from conformance.properties.scenarios import Scenario, Violation, trap
+from conformance.properties.scenarios import call as _call
+from conformance.properties.shared import (
+    handler_outcome,
+    reached_handler,
+    rejected_instead,
+    rejected_outcome,
+    require,
+    result_of_dispatch,
+    single_step,
+    stop_if_hung,
+    violation,
+)
+from polyloop import Action, ActionOutcome, ActionStatus
+
+
+def check_E1(trial: Trial, scenario: Scenario) -> None:
+    """An action without a tool call is NOT_EXECUTED, synthetic, and runs no handler."""
+    _, expectation, observed = single_step(trial, scenario)
+    require(expectation.alternatives[0], observed, "an action without a tool call")
+
+
+def check_E2(trial: Trial, scenario: Scenario) -> None:
+    """A rejected call is NOT_EXECUTED with a synthetic, non-empty observation."""
+    _, expectation, observed = single_step(trial, scenario)
+    rejection = expectation.rejection()
+    assert rejection is not None
+    outcome = observed.outcome
+    if reached_handler(observed) or (
+        not trial.white_box
+        and isinstance(outcome, ActionOutcome)
+        and outcome.status is not ActionStatus.NOT_EXECUTED
+    ):
+        return  # not rejected at all: the V clauses report that
+    require(replace(rejection, must_name=()), observed, "a call validation must reject")
+
+
+def check_E3(trial: Trial, scenario: Scenario) -> None:
+    """ToolEnvironmentError becomes ENV_ERROR with str(exc)."""
+    handler_outcome(trial, scenario, "the handler raised ToolEnvironmentError")
+
+
+def check_E4(trial: Trial, scenario: Scenario) -> None:
+    """Another exception becomes EXECUTED "<ClassName>: <str(exc)>"."""
+    handler_outcome(trial, scenario, "the handler raised an ordinary exception")
+
+
+def check_E5(trial: Trial, scenario: Scenario) -> None:
+    """A returned str is the observation, exactly."""
+    handler_outcome(trial, scenario, "the handler returned a str")
+
+
+def check_E6(trial: Trial, scenario: Scenario) -> None:
+    """Cancellation and non-Exception BaseExceptions propagate unchanged."""
+    step = scenario.steps[0]
+    expectation = expect(scenario.schemas, step.action, step.behaviour, white_box=trial.white_box)
+    if step.behaviour is None or isinstance(step.behaviour.final, Suspend):
+        observed = trial.run_cancelled(scenario.tools, step)
+        if observed is None:
+            return  # finished before it could be cancelled: nothing to check
+        stop_if_hung(observed, expectation)
+        if not isinstance(observed.raised, asyncio.CancelledError):
+            raise violation(
+                "cancelling execute while the handler waited did not raise CancelledError",
+                expectation,
+                observed,
+            )
+        return
+    observed = trial.run(scenario.tools, scenario.steps)[0]
+    stop_if_hung(observed, expectation)
+    if rejected_instead(trial, observed):
+        return
+    require(
+        replace(expectation.dispatched()[0], handler_calls=None),
+        observed,
+        "the handler raised a BaseException that is not an Exception",
+    )
+
+
+def check_E7(trial: Trial, scenario: Scenario) -> None:
+    """No outcome claims completion or truncation."""
+    _, _, observed = single_step(trial, scenario)
+    outcome = observed.outcome
+    if not isinstance(outcome, ActionOutcome):
+        return
+    wanted = "env_reported_completion=False and observation_truncated_chars=0"
+    if outcome.env_reported_completion is not False:
+        raise Violation(
+            f"env_reported_completion is {outcome.env_reported_completion!r}",
+            expected=wanted,
+            actual=observed.describe(),
+        )
+    truncated = outcome.observation_truncated_chars
+    if type(truncated) is not int or truncated != 0:
+        raise Violation(
+            f"observation_truncated_chars is {truncated!r}",
+            expected=wanted,
+            actual=observed.describe(),
+        )
+
+
+def _json_equal(a: Any, b: Any) -> bool:
+    """Equality of argument structures by JSON type: ``True`` is not ``1``, but ``3 == 3.0``."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, (Mapping, list, tuple)) or isinstance(b, (Mapping, list, tuple)):
+        return False
+    return (type(a) is type(b) and a == b) or (
+        isinstance(a, (int, float)) and isinstance(b, (int, float)) and a == b
+    )
+
+
+def check_E8(trial: Trial, scenario: Scenario) -> None:
+    """The handler is awaited once for an accepted call, with only a mapping equal to the
+    arguments, and never for a rejected call or an action without a tool call."""
+    step, expectation, observed = single_step(trial, scenario)
+    calls = observed.calls or ()
+    if expectation.verdict == "must accept" and not calls and rejected_outcome(observed):
+        return  # a valid call rejected outright is V1's failure, not this one's
+    if expectation.verdict == "must accept" and len(calls) != 1:
+        raise violation(
+            f"the handler of an accepted call ran {len(calls)}x, not once", expectation, observed
+        )
+    # A call the executor should have rejected but dispatched breaks V2–V6, not this clause;
+    # running the handler for an action without a tool call, or for a call the executor then
+    # reports as rejected, breaks it.
+    if calls and (expectation.verdict == "no tool call" or rejected_outcome(observed)):
+        raise violation(
+            f"the handler ran {len(calls)}x for an action that was not executed",
+            expectation,
+            observed,
+        )
+    if len(calls) > 1:
+        raise violation(f"the handler ran {len(calls)}x for one call", expectation, observed)
+    if expectation.verdict == "must reject":
+        return  # dispatching a call V2–V6 reject is those clauses' failure, not this one's
+    for call in calls:
+        if len(call.args) != 1 or call.kwargs:
+            raise violation(
+                f"the handler got {len(call.args)} positional and "
+                f"{len(call.kwargs)} keyword arguments, not just the arguments",
+                expectation,
+                observed,
+            )
+        if not isinstance(call.received, Mapping):
+            raise violation(
+                f"the handler got a {type(call.received).__name__}, not a mapping",
+                expectation,
+                observed,
+            )
+        assert step.action.tool_call is not None
+        if not _json_equal(call.snapshot, plain_copy(step.action.tool_call.arguments)):
+            raise Violation(
+                "the handler got arguments that differ from the call's",
+                expected=_clip(plain_copy(step.action.tool_call.arguments)),
+                actual=f"the handler received {_clip(call.snapshot)}",
+            )
+
+
+def check_E9(trial: Trial, scenario: Scenario) -> None:
+    """A non-str return makes execute raise TypeError naming the tool."""
+    handler_outcome(trial, scenario, "the handler returned a non-str")
+
+
+def check_E10(trial: Trial, scenario: Scenario) -> None:
+    """Only ToolEnvironmentError is ENV_ERROR: a ValueError, the handler's own
+    ToolValidationError or an OSError is an ordinary exception, EXECUTED and not synthetic.
+    (How its observation is worded is E4's concern.)"""
+    _, expectation, observed = single_step(trial, scenario)
+    if rejected_instead(trial, observed):
+        return
+    alternative = replace(expectation.dispatched()[0], handler_calls=None, observation=None)
+    outcome = observed.outcome
+    if (
+        isinstance(outcome, ActionOutcome)
+        and outcome.status is ActionStatus.EXECUTED
+        and outcome.observation_is_synthetic is False
+    ):
+        return
+    problem = mismatch(alternative, observed) or "an empty observation"
+    raise violation(
+        "the handler raised an exception that is not a ToolEnvironmentError: " + problem,
+        alternative,
+        observed,
+    )
+
+
+def _comparable(observed: Observed) -> object:
+    if observed.timed_out is not None:
+        return ("timed out",)
+    if observed.raised is not None:
+        try:
+            text = str(observed.raised)
+        except Exception:
+            text = "<str failed>"
+        return ("raised", type(observed.raised), text)
+    outcome = observed.outcome
+    if isinstance(outcome, ActionOutcome):
+        return (
+            "outcome",
+            outcome.status,
+            outcome.observation,
+            outcome.observation_is_synthetic,
+            outcome.env_reported_completion,
+            outcome.observation_truncated_chars,
+        )
+    return ("returned", repr(outcome))
+
+
+def check_E11(trial: Trial, scenario: Scenario) -> None:
+    """Concurrent calls on one executor give the outcomes of the same calls run in turn."""
+    sequential = trial.run(scenario.tools, scenario.steps)
+    concurrent = trial.run_concurrently(scenario.tools, scenario.steps)
+    for index, (alone, together) in enumerate(zip(sequential, concurrent, strict=True)):
+        if together.timed_out is not None or alone.timed_out is not None:
+            raise Violation(
+                "execute did not finish within the deadline",
+                step=index,
+                expected=alone.describe(),
+                actual=together.describe(),
+                stop=True,
+            )
+        if _comparable(alone) != _comparable(together):
+            raise Violation(
+                f"step {index + 1} of {len(scenario.steps)} has another outcome when "
+                "the calls run concurrently",
+                step=index,
+                expected=f"(run one at a time) {alone.describe()}",
+                actual=f"(run concurrently) {together.describe()}",
+            )
+
+
+def check_E12(trial: Trial, scenario: Scenario) -> None:
+    """An exception whose str() raises still gives an outcome, whose observation says
+    "<exception str() failed>" (the "<ClassName>: " before it is E3's and E4's concern)."""
+    _, expectation, observed = single_step(trial, scenario)
+    if rejected_instead(trial, observed):
+        return
+    outcome = observed.outcome
+    if (
+        isinstance(outcome, ActionOutcome)
+        and isinstance(outcome.observation, str)
+        and STR_FAILED in outcome.observation
+    ):
+        return
+    alternative = replace(expectation.dispatched()[0], handler_calls=None)
+    raise violation(
+        "the handler raised an exception whose str() raises, and the outcome "
+        f"does not say {STR_FAILED!r}",
+        alternative,
+        observed,
+    )
+
+
+def check_E13(trial: Trial, scenario: Scenario) -> None:
+    """The handler gets its own plain dict; its mutations reach neither the recorded call nor
+    a later call."""
+    call = scenario.steps[0].action.tool_call
+    assert call is not None
+    original = plain_copy(call.arguments)
+    observed = trial.run(scenario.tools, scenario.steps)
+    expectation = expect(scenario.schemas, scenario.steps[0].action, scenario.steps[0].behaviour)
+    for index, item in enumerate(observed):
+        stop_if_hung(item, expectation, index)
+    calls = [c for item in observed for c in (item.calls or ())]
+    if calls and not _json_equal(calls[0].snapshot, original):
+        return  # the very first call got other arguments: E8 reports that
+    for index, handler_call in enumerate(calls):
+        if not isinstance(handler_call.received, Mapping):
+            return  # not even a mapping: E8 reports that
+        if not handler_call.plain:
+            raise Violation(
+                f"call {index + 1}: the handler got a "
+                f"{type(handler_call.received).__name__} that is not a plain dict "
+                "of dicts, lists and JSON values",
+                step=index,
+                expected="a plain dict equal to the arguments",
+                actual=_clip(handler_call.received),
+            )
+        if not _json_equal(handler_call.snapshot, original):
+            raise Violation(
+                f"call {index + 1}: the handler got arguments changed by an earlier "
+                "call's mutation",
+                step=index,
+                expected=_clip(original),
+                actual=_clip(handler_call.snapshot),
+            )
+    if len(calls) == 2 and calls[0].received is calls[1].received:
+        raise Violation(
+            "both calls handed the handler the same dict object",
+            step=1,
+            expected="a fresh dict per call",
+            actual="the same dict object twice",
+        )
+    if not _json_equal(plain_copy(call.arguments), original):
+        raise Violation(
+            "the handler's mutation reached the recorded ToolCall",
+            expected=_clip(original),
+            actual=_clip(plain_copy(call.arguments)),
+        )
+
+
+def check_E14(trial: Trial, scenario: Scenario) -> None:
+    """A call only full JSON Schema rejects is either rejected (E2) or dispatched (E3–E5): what
+    comes back is a rejection, or an outcome or the exception its handler's behaviour calls
+    for. (Whether the handler really ran is V7's.)"""
+    _, expectation, observed = single_step(trial, scenario)
+    if rejected_outcome(observed) or result_of_dispatch(expectation, observed):
+        return
+    raise violation(
+        "a call only full JSON Schema rejects got neither a rejection nor the outcome of its "
+        "handler",
+        expectation,
+        observed,
+    )
+
+
+def _clip(value: Any, limit: int = 300) -> str:
+    return clip(json_text(value, sort_keys=False), limit)
+
+
+# ---------------------------------------------------------------------------------------------
+# Hand-picked scenarios every run tries first, whatever the profile
+
+
+def nothing_cancelled(trial: Trial) -> str | None:
+    """E6 black-box: a pass means something only if some call was caught still running."""
+    if trial.white_box or trial.cancellations:
+        return None
+    return (
+        "no call was still running when the kit cancelled it, so cancellation could not be observed"
+    )
+
+
+def traps() -> dict[str, list[Scenario]]:
+    """Clause ID -> the dispatch traps: exceptions and observations at the edges of E4-E12."""
+    return {
+        "E4": [trap(_call("search", {"q": "x"}), RaiseError(kind="KeyError", message="x"))],
+        "E5": [trap(_call("search", {"q": "x"}), ReturnText(text="x" * 120_000))],
+        "E6": [
+            trap(_call("search", {}), RaiseBaseException(kind="KeyboardInterrupt")),
+            trap(_call("search", {}), Suspend()),
+        ],
+        "E7": [
+            trap(Action(code="print(1)")),
+            trap(_call("nope", {})),
+            trap(_call("search", {"q": "x"}), ReturnText(text="line\n" * 30_000)),
+        ],
+        "E10": [
+            trap(_call("search", {}), RaiseError(kind="ValueError", message="bad")),
+            trap(
+                _call("search", {}),
+                RaiseError(kind="lookalike ToolEnvironmentError", message="down"),
+            ),
+        ],
+        "E12": [trap(_call("search", {}), RaiseUnprintable())],
+    }

@@ -1,0 +1,285 @@
+"""Scenarios, the `Property` row type, the scenario strategies, and helpers for the hand-picked
+trap scenarios each clause's module keeps next to its check."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import strategies as st
+
+from conformance import strategies as gen
+from conformance._runner import Step, Trial
+from conformance.behaviours import (
+    Behaviour,
+    MutateArguments,
+    ReturnText,
+    YieldFirst,
+    plain_copy,
+)
+from conformance.strategies import ToolDef
+from polyloop import Action, ToolCall, ToolRegistry
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scenario:
+    """Tools, and the actions sent to an executor serving them."""
+
+    tools: tuple[ToolDef, ...]
+    steps: tuple[Step, ...]
+
+    @property
+    def schemas(self) -> dict[str, Mapping[str, Any]]:
+        return {tool.name: tool.parameters for tool in self.tools}
+
+
+class Violation(Exception):
+    """The executor broke the clause being checked, on step `step` of the scenario."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        step: int = 0,
+        expected: str = "",
+        actual: str = "",
+        stop: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.step = step
+        self.expected = expected
+        self.actual = actual
+        self.stop = stop
+        """No point in searching further (the executor hangs): report this example as is."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScenarioSource:
+    """Where scenarios get their tools: generated per example (white-box), or the fixed
+    registry a black-box executor serves."""
+
+    white_box: bool
+    tools: st.SearchStrategy[tuple[ToolDef, ...]]
+    fixed: tuple[ToolDef, ...] = ()
+    pool: tuple[dict[str, Any], ...] = ()
+
+    @classmethod
+    def generated(cls, seed: int, pool_size: int) -> ScenarioSource:
+        pool = gen.schema_pool(seed, pool_size)
+        schemas = st.integers(0, len(pool) - 1).map(pool.__getitem__)
+        return cls(
+            white_box=True, pool=pool, tools=gen.tool_definition_sets(max_size=3, schemas=schemas)
+        )
+
+    @classmethod
+    def from_registry(cls, registry: ToolRegistry) -> ScenarioSource:
+        tools = tuple(
+            ToolDef(
+                name=spec.name,
+                description=spec.description,
+                parameters=plain_copy(spec.parameters),
+                replay_policy=spec.replay_policy,
+                completes_run=spec.completes_run,
+            )
+            for spec in registry.specs
+        )
+        return cls(white_box=False, tools=st.just(tools), fixed=tools)
+
+    def tools_for(self, aim: str) -> st.SearchStrategy[tuple[ToolDef, ...]]:
+        """Tool sets with at least one tool an `invalid_calls` aim can target."""
+        if not self.white_box or aim in ("V2", "V3"):
+            return self.tools
+        eligible = [schema for schema in self.pool if gen.aim_possible(aim, schema)]
+        return st.tuples(
+            self.tools, st.sampled_from(eligible), gen.tool_names(allow_long=False)
+        ).map(lambda parts: _with_tool(*parts, aim=aim))
+
+    def padded(self) -> st.SearchStrategy[tuple[ToolDef, ...]]:
+        """Tool sets that now and then hold more than 20 tools (V2 names up to 20 of them;
+        V8 keeps the message short anyway)."""
+        if not self.white_box:
+            return self.tools
+        return st.tuples(self.tools, st.integers(0, 4)).map(
+            lambda parts: parts[0] if parts[1] < 4 else _padded(parts[0])
+        )
+
+    def inapplicable(self, aim: str) -> str | None:
+        """Why a black-box registry offers nothing to aim at, or None."""
+        if self.white_box or aim in ("V2",):
+            return None
+        if not self.fixed:
+            return "the registry has no tools"
+        if not any(gen.aim_possible(aim, tool.parameters) for tool in self.fixed):
+            return {
+                "V4": "no tool in the registry has required keys",
+                "V5": "no tool in the registry has additionalProperties: false",
+                "V6": "no tool in the registry declares a top-level property type",
+            }.get(aim, "the registry offers nothing to check")
+        return None
+
+
+def _padded(tools: tuple[ToolDef, ...]) -> tuple[ToolDef, ...]:
+    taken = {tool.name for tool in tools}
+    extra = [
+        ToolDef(name=f"extra_tool_{index:02d}", description="", parameters={"type": "object"})
+        for index in range(24)
+    ]
+    return (*tools, *(tool for tool in extra if tool.name not in taken))
+
+
+def _with_tool(
+    tools: tuple[ToolDef, ...], schema: dict[str, Any], name: str, *, aim: str
+) -> tuple[ToolDef, ...]:
+    if any(gen.aim_possible(aim, tool.parameters) for tool in tools):
+        return tools
+    taken = {tool.name for tool in tools}
+    while name in taken:
+        name += "_"
+    return (*tools, ToolDef(name=name, description="", parameters=schema))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Property:
+    """How one clause is checked: scenarios to try, and the check for one scenario."""
+
+    clause: str
+    scenarios: Callable[[ScenarioSource], st.SearchStrategy[Scenario]]
+    check: Callable[[Trial, Scenario], None]
+    black_box: bool
+    """Whether the check needs nothing from the handlers (so it also runs black-box)."""
+    aim: str | None = None
+    """The invalid-call aim whose absence from a black-box registry skips this clause."""
+    examples: Callable[[], Sequence[Scenario]] = field(default=lambda: ())
+    """Hand-picked white-box scenarios tried before the generated ones."""
+    inconclusive: Callable[[Trial], str | None] = field(default=lambda _trial: None)
+    """After a run in which every check passed: why that pass proves nothing (the clause is then
+    reported skipped), or None."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Scenario strategies
+
+
+def _calls(
+    kind: str, aims: Sequence[str] = gen.INVALID_AIMS
+) -> Callable[[tuple[ToolDef, ...]], st.SearchStrategy[Action]]:
+    def actions(tools: tuple[ToolDef, ...]) -> st.SearchStrategy[Action]:
+        if kind == "code":
+            return gen.code_actions()
+        calls: st.SearchStrategy[ToolCall] = {
+            "valid": lambda: gen.valid_calls(tools),
+            "invalid": lambda: gen.invalid_calls(tools, aims),
+            "beyond": lambda: gen.beyond_subset_calls(tools),
+        }[kind]()
+        return calls.map(lambda call: Action(tool_call=call))
+
+    return actions
+
+
+def single(
+    kinds: Sequence[str],
+    behaviours: Sequence[str] = ("text",),
+    *,
+    aims: Sequence[str] = gen.INVALID_AIMS,
+    tools_aim: str | None = None,
+    padded: bool = False,
+) -> Callable[[ScenarioSource], st.SearchStrategy[Scenario]]:
+    """Scenarios of one action of one of `kinds` (valid, invalid, beyond, code)."""
+
+    def scenarios(source: ScenarioSource) -> st.SearchStrategy[Scenario]:
+        tools_strategy = (
+            source.tools_for(tools_aim)
+            if tools_aim
+            else source.padded()
+            if padded
+            else source.tools
+        )
+        handler = gen.handler_behaviours(behaviours)
+
+        @st.composite
+        def build(draw: st.DrawFn) -> Scenario:
+            tools = draw(tools_strategy)
+            kind = draw(st.sampled_from(list(kinds)))
+            action = draw(_calls(kind, aims)(tools))
+            behaviour = draw(handler) if source.white_box else None
+            return Scenario(tools=tools, steps=(Step(action=action, behaviour=behaviour),))
+
+        return build()
+
+    return scenarios
+
+
+def many(
+    kinds: Sequence[str], behaviours: Sequence[str], *, low: int = 2, high: int = 5
+) -> Callable[[ScenarioSource], st.SearchStrategy[Scenario]]:
+    """Scenarios of several actions, each with its own (yielding) behaviour."""
+
+    def scenarios(source: ScenarioSource) -> st.SearchStrategy[Scenario]:
+        handler = gen.handler_behaviours(behaviours)
+
+        @st.composite
+        def build(draw: st.DrawFn) -> Scenario:
+            tools = draw(source.tools)
+            steps = []
+            for _ in range(draw(st.integers(low, high))):
+                action = draw(_calls(draw(st.sampled_from(list(kinds))))(tools))
+                behaviour = YieldFirst(times=draw(st.integers(0, 4)), then=draw(handler))
+                steps.append(Step(action=action, behaviour=behaviour))
+            return Scenario(tools=tools, steps=tuple(steps))
+
+        return build()
+
+    return scenarios
+
+
+def repeated(source: ScenarioSource) -> st.SearchStrategy[Scenario]:
+    """One valid call sent twice to a handler that mutates what it receives (E13)."""
+
+    @st.composite
+    def build(draw: st.DrawFn) -> Scenario:
+        tools = draw(source.tools)
+        action = Action(tool_call=draw(gen.valid_calls(tools)))
+        behaviour = MutateArguments(then=ReturnText(text=draw(st.text(max_size=10))))
+        step = Step(action=action, behaviour=behaviour)
+        return Scenario(tools=tools, steps=(step, step))
+
+    return build()
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers for hand-picked scenarios (each clause's module keeps its own next to its check)
+
+COUNT_SCHEMA = {
+    "type": "object",
+    "required": ["n"],
+    "additionalProperties": False,
+    "properties": {
+        "n": {"type": "integer"},
+        "tag": {"type": ["string", "null"]},
+        "ratio": {"type": "float"},
+    },
+    "patternProperties": {"^x-": {"type": "string"}},
+}
+
+TRAP_TOOLS = (
+    ToolDef(name="read_file", description="Read a file.", parameters=gen.REF_SIBLING_PROPERTY),
+    ToolDef(name="search", description="Search.", parameters=gen.REF_SIBLING_ROOT),
+    ToolDef(name="count", description="Count.", parameters=COUNT_SCHEMA),
+)
+"""The tools of the trap scenarios: the draft-07 ``$ref`` sibling trap at property and at root
+level, and a closed object with non-standard type names and ``patternProperties``."""
+
+
+def trap(
+    action: Action, behaviour: Behaviour | None = None, among: tuple[ToolDef, ...] = TRAP_TOOLS
+) -> Scenario:
+    """A one-step scenario over `among` whose handler returns "ok" unless told otherwise."""
+    return Scenario(
+        tools=among, steps=(Step(action=action, behaviour=behaviour or ReturnText(text="ok")),)
+    )
+
+
+def call(name: str, arguments: Any) -> Action:
+    return Action(tool_call=ToolCall(name=name, arguments=arguments))

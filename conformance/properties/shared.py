@@ -1,0 +1,93 @@
+"""Pieces the checks of several clauses share: running a one-step scenario, and the shapes of a
+violation."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from conformance._runner import Step, Trial
+from conformance.oracle import (
+    Expectation,
+    Expected,
+    Observed,
+    expect,
+    mismatch,
+)
+from conformance.properties.scenarios import Scenario, Violation
+from polyloop import ActionOutcome, ActionStatus
+
+# ---------------------------------------------------------------------------------------------
+# Shared pieces of the checks
+
+
+def single_step(trial: Trial, scenario: Scenario) -> tuple[Step, Expectation, Observed]:
+    step = scenario.steps[0]
+    observed = trial.run(scenario.tools, scenario.steps)[0]
+    expectation = expect(scenario.schemas, step.action, step.behaviour, white_box=trial.white_box)
+    stop_if_hung(observed, expectation)
+    return step, expectation, observed
+
+
+def stop_if_hung(observed: Observed, expectation: Expectation, index: int = 0) -> None:
+    if observed.timed_out is not None:
+        raise Violation(
+            f"execute did not finish within the {observed.timed_out:g}s deadline",
+            step=index,
+            expected=expectation.describe(),
+            actual=observed.describe(),
+            stop=True,
+        )
+
+
+def reached_handler(observed: Observed) -> bool:
+    """Whether the call reached its handler (white-box only)."""
+    return bool(observed.calls)
+
+
+def rejected_instead(trial: Trial, observed: Observed) -> bool:
+    """A valid call was rejected and never reached its handler: that is V1's failure, and
+    leaves nothing for the dispatch clauses to judge. (Raising, or an outcome that is not a
+    rejection, without running the handler still fails them: the outcome is not the
+    handler's.)"""
+    return trial.white_box and not observed.calls and rejected_outcome(observed)
+
+
+def rejected_outcome(observed: Observed) -> bool:
+    return (
+        isinstance(observed.outcome, ActionOutcome)
+        and observed.outcome.status is ActionStatus.NOT_EXECUTED
+    )
+
+
+def violation(
+    message: str, expectation: Expectation | Expected, observed: Observed, index: int = 0
+) -> Violation:
+    return Violation(
+        message, step=index, expected=expectation.describe(), actual=observed.describe()
+    )
+
+
+def require(expected: Expected, observed: Observed, clause_words: str) -> None:
+    problem = mismatch(expected, observed)
+    if problem is not None:
+        raise violation(f"{clause_words}: {problem}", expected, observed)
+
+
+def handler_outcome(trial: Trial, scenario: Scenario, words: str) -> None:
+    """E3/E4/E5/E9: once a valid call reached its handler, the outcome is exactly the one the
+    handler's behaviour calls for. (Being rejected instead is V1's concern.)"""
+    _, expectation, observed = single_step(trial, scenario)
+    if rejected_instead(trial, observed):
+        return
+    require(replace(expectation.dispatched()[0], handler_calls=None), observed, words)
+
+
+def result_of_dispatch(expectation: Expectation, observed: Observed) -> bool:
+    """Whether what came back is what a dispatched call gives: an `ActionOutcome`, or the
+    exception the handler's behaviour calls for."""
+    if isinstance(observed.outcome, ActionOutcome):
+        return True
+    return any(
+        alternative.raises is not None and isinstance(observed.raised, alternative.raises)
+        for alternative in expectation.dispatched()
+    )

@@ -1,0 +1,214 @@
+"""The checks of the validation clauses (V1-V8), each with its hand-picked scenarios."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from conformance import strategies as gen
+from conformance._runner import Trial
+from conformance.oracle import (
+    Expectation,
+    Observed,
+    mentions,
+)
+from conformance.properties.scenarios import Scenario, call, trap
+from conformance.properties.shared import (
+    reached_handler,
+    rejected_outcome,
+    result_of_dispatch,
+    single_step,
+    violation,
+)
+from conformance.strategies import ToolDef
+from polyloop import ActionOutcome
+
+# ---------------------------------------------------------------------------------------------
+# The checks, one per clause
+
+
+def check_V1(trial: Trial, scenario: Scenario) -> None:
+    """A call full JSON Schema accepts is never rejected."""
+    _, expectation, observed = single_step(trial, scenario)
+    if trial.white_box and not reached_handler(observed):
+        raise violation(
+            "a call that JSON Schema accepts never reached its handler", expectation, observed
+        )
+    if rejected_outcome(observed):
+        raise violation(
+            "a call that JSON Schema accepts was rejected (NOT_EXECUTED)", expectation, observed
+        )
+
+
+def _rejected(
+    trial: Trial, scenario: Scenario, clause: str, words: str
+) -> tuple[Expectation, Observed]:
+    """V2–V6: the call must be rejected (NOT_EXECUTED), and the rejection must name what
+    `clause` says it names. Whether the handler ran anyway is E8's concern, so a handler run
+    before a correct rejection fails E8 alone."""
+    _, expectation, observed = single_step(trial, scenario)
+    if not rejected_outcome(observed):
+        reached = " (the call reached the handler)" if reached_handler(observed) else ""
+        raise violation(
+            f"{words}, but the outcome is not NOT_EXECUTED{reached}", expectation, observed
+        )
+    names = tuple(
+        name for reason in expectation.reasons if reason.clause == clause for name in reason.names
+    )
+    outcome = observed.outcome
+    if names and isinstance(outcome, ActionOutcome) and isinstance(outcome.observation, str):
+        unnamed = [name for name in names if not mentions(outcome.observation, name)]
+        if unnamed:
+            raise violation(
+                f"the rejection does not name {', '.join(map(repr, unnamed))}",
+                expectation,
+                observed,
+            )
+    return expectation, observed
+
+
+def _must_reject(clause: str, words: str) -> Callable[[Trial, Scenario], None]:
+    def check(trial: Trial, scenario: Scenario) -> None:
+        _rejected(trial, scenario, clause, words)
+
+    check.__doc__ = f"{words}: the call is rejected."
+    return check
+
+
+def _occurrences(text: str, part: str) -> list[int]:
+    found, start = [], text.find(part)
+    while start != -1:
+        found.append(start)
+        start = text.find(part, start + 1)
+    return found
+
+
+def _forms(name: str) -> set[str]:
+    forms = {name, repr(name)[1:-1], json.dumps(name)[1:-1], ascii(name)[1:-1]}
+    return {f for f in forms | {f[:16] for f in forms if len(f) > 32} if f}
+
+
+def check_V2(trial: Trial, scenario: Scenario) -> None:
+    """An unknown tool name is rejected, naming the tool and (up to 20 of) the visible tools."""
+    expectation, observed = _rejected(trial, scenario, "V2", "the tool name is unknown")
+    outcome = observed.outcome
+    call = scenario.steps[0].action.tool_call
+    if (
+        not isinstance(outcome, ActionOutcome)
+        or not isinstance(outcome.observation, str)
+        or call is None
+    ):
+        return
+    text = outcome.observation
+    # A near-miss name contains the real one ("read_file " and "read_file"): a visible name
+    # counts only where it is not just part of the unknown name.
+    quoted = {repr(call.name), json.dumps(call.name), ascii(call.name)}
+    quoted |= {form[:16] for form in quoted if len(form) > 32}
+    forms = quoted if any(form in text for form in quoted) else _forms(call.name)
+    unknown = [(start, start + len(form)) for form in forms for start in _occurrences(text, form)]
+    visible = list(scenario.schemas)
+    named = [
+        name
+        for name in visible
+        if any(
+            not any(low <= start and start + len(form) <= high for low, high in unknown)
+            for form in _forms(name)
+            for start in _occurrences(text, form)
+        )
+    ]
+    if len(named) < min(len(visible), 20):
+        raise violation(
+            f"the rejection names {len(named)} of the {len(visible)} visible "
+            f"tools; it must name {min(len(visible), 20)}",
+            expectation,
+            observed,
+        )
+
+
+check_V3 = _must_reject("V3", "the arguments are not a mapping")
+check_V4 = _must_reject("V4", "required keys are missing")
+check_V5 = _must_reject("V5", "keys outside a closed schema are present")
+check_V6 = _must_reject("V6", "a top-level property has the wrong JSON type")
+
+
+def check_V7(trial: Trial, scenario: Scenario) -> None:
+    """A call that breaks only constraints the subset never checks (nested schemas, enum,
+    ranges, ...) is rejected, or reaches the handler. Only that is judged here: what comes back
+    from a dispatched call is E14's, how often the handler ran E8's."""
+    _, expectation, observed = single_step(trial, scenario)
+    if rejected_outcome(observed):
+        return
+    reached = (
+        reached_handler(observed) if trial.white_box else result_of_dispatch(expectation, observed)
+    )
+    if not reached:
+        raise violation(
+            "a call only full JSON Schema rejects was neither rejected nor handed to its handler",
+            expectation,
+            observed,
+        )
+
+
+def check_V8(trial: Trial, scenario: Scenario) -> None:
+    """A rejection stays under 2,000 characters and echoes no argument value."""
+    _, expectation, observed = single_step(trial, scenario)
+    if not rejected_outcome(observed):
+        return
+    assert isinstance(observed.outcome, ActionOutcome)
+    text = observed.outcome.observation
+    if not isinstance(text, str):
+        return
+    if len(text) >= 2000:
+        raise violation(
+            f"the rejection message is {len(text)} characters long", expectation, observed
+        )
+    if gen.has_sentinel(text):
+        raise violation(
+            f"the rejection message echoes an argument value (it contains {gen.SENTINEL_MARK!r})",
+            expectation,
+            observed,
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Hand-picked scenarios every run tries first, whatever the profile
+
+_CROWDED = tuple(
+    ToolDef(name=f"{index:02d}_" + "long_tool_name_" * 14, description="", parameters={})
+    for index in range(25)
+)
+
+
+def traps() -> dict[str, list[Scenario]]:
+    """Clause ID -> the validation traps: valid calls a careless validator rejects (V1),
+    near-miss names (V2), arguments as a JSON string (V3), type edge cases (V6), and inputs that
+    make a rejection message long or echo a value (V8)."""
+    mark = gen.SENTINEL_MARK
+    return {
+        "V1": [
+            trap(call("read_file", {"path": ["a.txt", "b.txt"]})),
+            trap(call("search", {"q": "x", "unlisted": 1})),
+            trap(call("count", {"n": 3.0})),
+            trap(call("count", {"n": 1, "tag": None})),
+            trap(call("count", {"n": 1, "ratio": "0.5"})),
+            trap(call("count", {"n": 1, "x-trace": "abc"})),
+        ],
+        "V2": [
+            trap(call("Read_File", {"path": "a.txt"})),
+            trap(call("read_file ", {"path": "a"})),
+            trap(call("search_v2", {"q": "x"})),
+        ],
+        "V3": [trap(call("read_file", json.dumps({"path": f"{mark}1"})))],
+        "V6": [
+            trap(call("count", {"n": True})),
+            trap(call("count", {"n": 2.5})),
+            trap(call("count", {"n": "7"})),
+            trap(call("count", {"n": 1, "tag": 0})),
+        ],
+        "V8": [
+            trap(call("t" * 5000, {"q": f"{mark}1"})),
+            trap(call("count", {f"key_{i}_" + "k" * 300: f"{mark}{i}" for i in range(30)})),
+            trap(call("nope", {"q": f"{mark}1"}), among=_CROWDED),
+            trap(call("count", {"n": f"{mark}1" + "v" * 5000})),
+        ],
+    }
