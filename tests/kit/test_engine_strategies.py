@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from conformance import strategies as gen
 from conformance.behaviours import plain_copy
 from conformance.oracle import accepts, full_validator, must_reject, schemas_of
+from conformance.strategies.values import _near_misses
 from polyloop import Action, RegistryExecutor, ToolRegistry, ToolSpec
 
 SETTINGS = settings(
@@ -103,7 +104,7 @@ def test_beyond_subset_calls_are_e14_territory(data: st.DataObject) -> None:
 
 def test_near_misses_never_equal_the_name() -> None:
     for name in ("read_file", "Search", "a", "memory.create_entities", "x-y"):
-        misses = gen._near_misses(name)
+        misses = _near_misses(name)
         assert name not in misses and len(misses) >= 5
         assert name.upper() in misses or name.upper() == name
 

@@ -1,0 +1,221 @@
+"""JSON values, names and the constants the other strategy modules share."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+from hypothesis import strategies as st
+
+DIALECTS: Mapping[str | None, str] = {
+    "draft-07": "http://json-schema.org/draft-07/schema#",
+    None: "",
+    "2020-12": "https://json-schema.org/draft/2020-12/schema",
+    "draft-04": "http://json-schema.org/draft-04/schema#",
+    "draft-06": "http://json-schema.org/draft-06/schema#",
+    "2019-09": "https://json-schema.org/draft/2019-09/schema",
+}
+"""Dialect name -> ``$schema`` URI (None: no ``$schema``, which means 2020-12), most common
+first: 75 of 83 real MCP tool schemas declare draft-07."""
+
+SENTINEL_MARK = "zqSENTINEL"
+"""Every string value in an invalid call contains this mark; no key or tool name does. A
+rejection message containing it has echoed an argument value (V8)."""
+
+INVALID_AIMS = ("V2", "V3", "V4", "V5", "V6")
+
+BEHAVIOUR_KINDS = (
+    "text",
+    "environment_error",
+    "error",
+    "error_like",
+    "unprintable",
+    "base_exception",
+    "suspend",
+    "non_str",
+    "mutate",
+    "yield",
+    "sleep",
+)
+"""What `handler_behaviours` can produce; see its docstring."""
+
+
+def has_sentinel(text: str) -> bool:
+    """Whether a text contains an argument value from an invalid call (see `SENTINEL_MARK`)."""
+    return SENTINEL_MARK in text
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON values and names
+
+_WORDS = (
+    "alpha",
+    "beta",
+    "main",
+    "open",
+    "closed",
+    "README.md",
+    "src/app.py",
+    "2024-01-31",
+    "https://example.com",
+    "asc",
+    "desc",
+    "json",
+    "text",
+    "auto",
+    "none",
+)
+
+# Strategies are built on first use and then kept (lru_cache): building one that draws text
+# loads Hypothesis's Unicode tables, which must not happen while pytest is still importing its
+# plugins (this package is one), and reusing one object spares Hypothesis re-validating it.
+
+
+@lru_cache(maxsize=1)
+def _scalars() -> st.SearchStrategy[Any]:
+    return st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-1000, 1000),
+        st.sampled_from(_WORDS),
+        st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False),
+        st.text(max_size=12),
+    )
+
+
+@lru_cache(maxsize=16)
+def json_values(*, max_leaves: int = 8) -> st.SearchStrategy[Any]:
+    """Arbitrary JSON values (dicts, lists, str, int, finite float, bool, None)."""
+    return st.recursive(
+        _scalars(),
+        lambda inner: (
+            st.lists(inner, max_size=3) | st.dictionaries(property_names(), inner, max_size=3)
+        ),
+        max_leaves=max_leaves,
+    )
+
+
+_PROPERTY_WORDS = (
+    "path",
+    "query",
+    "limit",
+    "owner",
+    "repo",
+    "content",
+    "tags",
+    "options",
+    "url",
+    "timeout",
+    "recursive",
+    "mode",
+    "id",
+    "page",
+    "per_page",
+    "branch",
+    "message",
+    "max_results",
+    "format",
+    "lang",
+    "filters",
+    "entities",
+    "items",
+    "name",
+    "type",
+    "value",
+    "headers",
+    "body",
+    "accountId",
+    "dryRun",
+)
+
+
+def _clean_key(key: str) -> bool:
+    return SENTINEL_MARK not in key
+
+
+def _identifiers(first: str, rest: str, longest: int) -> st.SearchStrategy[str]:
+    return st.builds(
+        lambda a, b: a + b, st.sampled_from(first), st.text(alphabet=rest, max_size=longest)
+    )
+
+
+_LOWER = "abcdefghijklmnopqrstuvwxyz"
+
+
+@lru_cache(maxsize=1)
+def property_names() -> st.SearchStrategy[str]:
+    """Realistic property names (snake_case, camelCase), and now and then an odd one."""
+    return st.one_of(
+        st.sampled_from(_PROPERTY_WORDS),
+        st.sampled_from(_PROPERTY_WORDS),
+        _identifiers(_LOWER, _LOWER + "ABCDEFGHIJ0123456789_", 14),
+        st.text(max_size=10),
+    ).filter(_clean_key)
+
+
+_TOOL_WORDS = (
+    "read_file",
+    "write_file",
+    "search",
+    "fetch",
+    "list_directory",
+    "create_issue",
+    "get_weather",
+    "browser_navigate",
+    "run_query",
+    "send_email",
+    "accounts_list",
+    "memory.create_entities",
+    "search_repositories",
+    "calc",
+)
+
+
+def _long_name(length: int) -> str:
+    return ("very_long_tool_name_" * (length // 20 + 1))[:length]
+
+
+@lru_cache(maxsize=2)
+def tool_names(*, allow_long: bool = True) -> st.SearchStrategy[str]:
+    """Tool names: realistic identifiers, dotted and dashed names, any non-blank text, and
+    (with allow_long) names of hundreds or thousands of characters."""
+    options = [
+        st.sampled_from(_TOOL_WORDS),
+        st.sampled_from(_TOOL_WORDS),
+        _identifiers(_LOWER, _LOWER + "0123456789_", 20),
+        _identifiers(_LOWER + "ABCXYZ", _LOWER + "ABCXYZ0123456789_.-", 30),
+        st.text(min_size=1, max_size=16),
+    ]
+    if allow_long:
+        options.append(st.integers(100, 3000).map(_long_name))
+    return st.one_of(options).filter(lambda name: bool(name.strip()) and _clean_key(name))
+
+
+_CONFUSABLES = {"a": "\u0430", "e": "\u0435", "o": "\u043e", "c": "\u0441", "p": "\u0440"}
+
+
+def _near_misses(name: str) -> list[str]:
+    """Names a careless lookup would confuse with `name`."""
+    misses = [
+        name.swapcase(),
+        name.upper(),
+        name + " ",
+        " " + name,
+        name + "\n",
+        name + "\u200b",
+        name[:-1],
+        name + "s",
+        name + "_v2",
+        "functions." + name,
+        name.replace("_", "-"),
+        name.replace("-", "_"),
+        name.replace(".", "_"),
+    ]
+    for ascii_char, lookalike in _CONFUSABLES.items():
+        if ascii_char in name:
+            misses.append(name.replace(ascii_char, lookalike, 1))
+            break
+    if name and "a" <= name[0].lower() <= "z":
+        misses.append(chr(ord(name[0]) + 0xFEE0) + name[1:])  # full-width first letter
+    return [miss for miss in dict.fromkeys(misses) if miss and miss != name]
