@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -402,9 +402,6 @@ class Script:
     def behaviour_for(self, tool: str, arguments: Any) -> Behaviour:
         found = self.by_call.get((tool, arguments_key(arguments)))
         return found or self.by_tool.get(tool) or self.default
-
-    def calls_to(self, tool: str) -> Sequence[HandlerCall]:
-        return [call for call in self.calls if call.tool == tool]
 
     def handler_for(self, tool: str) -> ToolHandlerFunction:
         """An ``async def`` handler for `tool` that logs each call and runs the scripted

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conformance.catalog import CLAUSES, CONTRACT_VERSION, Clause
+from conformance.catalog import CLAUSES, CONTRACT_VERSION, SECTIONS, Clause
 from conformance.engine import CERTIFIED_CLAUSES
 from conformance.toolcheck.report import CLAUSE_IDS as TOOL_CLAUSES
 
@@ -44,15 +44,21 @@ ENTRY_POINTS: dict[str, str] = {
 """Who checks clauses, as named in the catalog and in docs/contract.md."""
 
 
-_HEADINGS: dict[str, str] = {
-    "spec": "3. Tool specs",
-    "registry": "4. The registry",
-    "validation": "5. Validation",
-    "dispatch": "6. Dispatch",
-    "session": "7. Run requests",
-    "tools": "8. Tool authors' checks",
-    "api": "9. Public API evolution",
-}
+_HEADINGS: dict[str, str] = dict(
+    zip(
+        SECTIONS,
+        (
+            "3. Tool specs",
+            "4. The registry",
+            "5. Validation",
+            "6. Dispatch",
+            "7. Run requests",
+            "8. Tool authors' checks",
+            "9. Public API evolution",
+        ),
+        strict=True,
+    )
+)
 
 
 def checked_by(clause: Clause) -> tuple[str, ...]:

@@ -28,7 +28,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 
 from conformance import catalog
 from conformance._core import hypo
-from conformance._core.deadline import LoopThread
+from conformance._core.deadline import DeadlineRunner, LoopThread
 from conformance._core.limits import EXECUTE_DEADLINE
 from conformance._core.text import describe_exception
 from conformance._runner import TargetError, Trial
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 # when certify runs, not when this module is: the pytest plugin imports the package at pytest
 # start-up, where loading Hypothesis's Unicode tables is not allowed.
 
-__all__ = ["CERTIFIED_CLAUSES", "LEVELS", "Verdict", "certify", "select_clauses"]
+__all__ = ["CERTIFIED_CLAUSES", "LEVELS", "ClauseStatus", "certify", "select_clauses"]
 
 CERTIFIED_CLAUSES: tuple[str, ...] = tuple(
     clause.id for clause in catalog.CLAUSES if clause.section in ("validation", "dispatch")
@@ -53,7 +53,7 @@ CERTIFIED_CLAUSES: tuple[str, ...] = tuple(
 have their own checks."""
 
 
-class Verdict(str, enum.Enum):
+class ClauseStatus(str, enum.Enum):
     """A clause's status in the report (the value is what `ClauseResult.status` holds)."""
 
     PASS = "pass"
@@ -102,10 +102,10 @@ def _target_name(target: object) -> str:
 
 
 @dataclass(frozen=True, kw_only=True)
-class _Outcome:
+class _ClauseOutcome:
     """What one clause's Hypothesis run concluded."""
 
-    verdict: Verdict
+    verdict: ClauseStatus
     examples: int
     message: str | None = None
     counterexample: Counterexample | None = None
@@ -119,14 +119,18 @@ class _Search:
     failure: tuple[Scenario, Violation] | None = None
     stop: BaseException | None = None
 
-    def failed(self, message: str, fallback: str | None = None) -> _Outcome:
+    def failed(self, message: str, fallback: str | None = None) -> _ClauseOutcome:
         if self.failure is None:
             if fallback is not None:
-                return _Outcome(verdict=Verdict.ERROR, examples=self.examples, message=fallback)
-            return _Outcome(verdict=Verdict.FAIL, examples=self.examples, message=message)
+                return _ClauseOutcome(
+                    verdict=ClauseStatus.ERROR, examples=self.examples, message=fallback
+                )
+            return _ClauseOutcome(
+                verdict=ClauseStatus.FAIL, examples=self.examples, message=message
+            )
         scenario, recorded = self.failure
-        return _Outcome(
-            verdict=Verdict.FAIL,
+        return _ClauseOutcome(
+            verdict=ClauseStatus.FAIL,
             examples=self.examples,
             message=recorded.message + message,
             counterexample=counterexample(scenario, recorded),
@@ -164,7 +168,7 @@ def _search_clause(
     settings: hypothesis.settings,
     seed: int,
     label: str,
-) -> _Outcome:
+) -> _ClauseOutcome:
     """Run one clause's property under Hypothesis and say what it concluded."""
     from conformance.properties import Violation
 
@@ -183,7 +187,9 @@ def _search_clause(
     try:
         wrapped()
     except TargetError as exc:
-        return _Outcome(verdict=Verdict.ERROR, examples=search.examples, message=str(exc))
+        return _ClauseOutcome(
+            verdict=ClauseStatus.ERROR, examples=search.examples, message=str(exc)
+        )
     except Violation as violation:
         return search.failed("" if search.failure else violation.message)
     except hypothesis.errors.Flaky:
@@ -195,16 +201,22 @@ def _search_clause(
     except hypothesis.errors.Unsatisfiable as exc:
         if source.white_box:
             message = f"the kit could not generate scenarios: {exc}"
-            return _Outcome(verdict=Verdict.ERROR, examples=search.examples, message=message)
+            return _ClauseOutcome(
+                verdict=ClauseStatus.ERROR, examples=search.examples, message=message
+            )
         message = "no scenario could be generated from the registry's schemas"
-        return _Outcome(verdict=Verdict.SKIPPED, examples=search.examples, message=message)
+        return _ClauseOutcome(
+            verdict=ClauseStatus.SKIPPED, examples=search.examples, message=message
+        )
     except hypothesis.errors.FailedHealthCheck as exc:
         message = f"Hypothesis health check failed: {exc}"
-        return _Outcome(verdict=Verdict.ERROR, examples=search.examples, message=message)
+        return _ClauseOutcome(verdict=ClauseStatus.ERROR, examples=search.examples, message=message)
     reason = prop.inconclusive(trial)
     if reason is not None:
-        return _Outcome(verdict=Verdict.SKIPPED, examples=search.examples, message=reason)
-    return _Outcome(verdict=Verdict.PASS, examples=search.examples)
+        return _ClauseOutcome(
+            verdict=ClauseStatus.SKIPPED, examples=search.examples, message=reason
+        )
+    return _ClauseOutcome(verdict=ClauseStatus.PASS, examples=search.examples)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -283,20 +295,20 @@ def _reproduce_line(run: _Run, clause_id: str) -> str:
     return line
 
 
-def _outcome(run: _Run, prop: Property) -> _Outcome:
+def _outcome(run: _Run, prop: Property) -> _ClauseOutcome:
     if run.mode == "black-box" and not prop.black_box:
         message = "needs the kit's scripted handlers: certify a factory (white-box) to check it"
-        return _Outcome(verdict=Verdict.SKIPPED, examples=0, message=message)
+        return _ClauseOutcome(verdict=ClauseStatus.SKIPPED, examples=0, message=message)
     black_box_aim = prop.aim if run.mode == "black-box" else None
     inapplicable = None if black_box_aim is None else run.source.inapplicable(black_box_aim)
     if inapplicable is not None:
-        return _Outcome(verdict=Verdict.SKIPPED, examples=0, message=inapplicable)
+        return _ClauseOutcome(verdict=ClauseStatus.SKIPPED, examples=0, message=inapplicable)
     run.trial.cancellations = 0
     try:
         return _search_clause(prop, run.source, run.trial, run.settings, run.seed, run.name)
     except Exception as exc:  # a defect in the kit itself: report, don't crash
         message = f"the kit failed while checking this clause: {describe_exception(exc)}"
-        return _Outcome(verdict=Verdict.ERROR, examples=0, message=message)
+        return _ClauseOutcome(verdict=ClauseStatus.ERROR, examples=0, message=message)
 
 
 def _clause_result(run: _Run, clause_id: str) -> ClauseResult:
@@ -307,10 +319,10 @@ def _clause_result(run: _Run, clause_id: str) -> ClauseResult:
     outcome = _outcome(run, PROPERTIES[clause_id])
     verdict, message = outcome.verdict, outcome.message
     reason = run.reasons.get(clause_id)
-    if reason is not None and verdict in (Verdict.FAIL, Verdict.ERROR):
-        verdict = Verdict.XFAIL
-    elif reason is not None and verdict is Verdict.PASS:
-        verdict = Verdict.FAIL
+    if reason is not None and verdict in (ClauseStatus.FAIL, ClauseStatus.ERROR):
+        verdict = ClauseStatus.XFAIL
+    elif reason is not None and verdict is ClauseStatus.PASS:
+        verdict = ClauseStatus.FAIL
         message = (
             f"expected to fail ({reason}), but it passed: remove {clause_id} "
             "from the expected-failures list"
@@ -335,10 +347,51 @@ def _not_run(clause_id: str, failed: str) -> ClauseResult:
         id=clause_id,
         title=clause.title,
         level=clause.level,
-        status=Verdict.SKIPPED.value,
+        status=ClauseStatus.SKIPPED.value,
         examples=0,
         seconds=0.0,
         message=f"not run: --fail-fast stopped at {failed}",
+    )
+
+
+def _make_run(
+    target: Any,
+    registry: ToolRegistry | None,
+    *,
+    name: str,
+    level: str,
+    profile: str,
+    seed: int,
+    deadline: float,
+    reasons: Mapping[str, str],
+    database: str | None,
+    runner: DeadlineRunner,
+) -> _Run:
+    mode = _check_target(target, registry)
+    from conformance.properties import ScenarioSource
+
+    source = (
+        ScenarioSource.generated(seed, hypo.profile(profile).pool_size)
+        if registry is None
+        else ScenarioSource.from_registry(registry)
+    )
+    trial = Trial(
+        factory=target if mode == "white-box" else None,
+        executor=target if mode == "black-box" else None,
+        deadline=deadline,
+        runner=runner,
+    )
+    return _Run(
+        name=name,
+        mode=mode,
+        level=level,
+        profile=profile,
+        seed=seed,
+        deadline=deadline,
+        reasons=reasons,
+        settings=_run_settings(profile, database),
+        source=source,
+        trial=trial,
     )
 
 
@@ -387,30 +440,18 @@ def certify(
     """
     seed, reasons = _checked_arguments(profile, deadline, seed, expected_failures)
     selected = select_clauses(level, only)
-    mode = _check_target(target, registry)
-    from conformance.properties import ScenarioSource
-
     runner = LoopThread()
-    run = _Run(
+    run = _make_run(
+        target,
+        registry,
         name=target_name or _target_name(target),
-        mode=mode,
         level=level,
         profile=profile,
         seed=seed,
         deadline=float(deadline),
         reasons=reasons,
-        settings=_run_settings(profile, database),
-        source=(
-            ScenarioSource.generated(seed, hypo.profile(profile).pool_size)
-            if registry is None
-            else ScenarioSource.from_registry(registry)
-        ),
-        trial=Trial(
-            factory=target if mode == "white-box" else None,
-            executor=target if mode == "black-box" else None,
-            deadline=float(deadline),
-            runner=runner,
-        ),
+        database=database,
+        runner=runner,
     )
     results: list[ClauseResult] = []
     try:
@@ -438,5 +479,5 @@ def certify(
         seed=seed,
         python=platform.python_version(),
         results=tuple(results),
-        mode=mode,
+        mode=run.mode,
     )

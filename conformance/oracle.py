@@ -17,6 +17,7 @@ then returns both a rejection and the handler's outcome as acceptable.
 from __future__ import annotations
 
 import asyncio
+import enum
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -48,6 +49,7 @@ from polyloop import Action, ActionOutcome, ActionStatus
 __all__ = [
     "JSON_TYPES",
     "STR_FAILED",
+    "CallVerdict",
     "Expectation",
     "Expected",
     "Observed",
@@ -278,8 +280,7 @@ class Expected:
 class Expectation:
     """What the contract allows for one action."""
 
-    verdict: str
-    """``no tool call``, ``must reject``, ``must accept`` or ``either`` (E14)."""
+    verdict: CallVerdict
     reasons: tuple[Reason, ...]
     alternatives: tuple[Expected, ...]
 
@@ -291,6 +292,16 @@ class Expectation:
 
     def dispatched(self) -> tuple[Expected, ...]:
         return tuple(a for a in self.alternatives if a.clause not in ("E1", "E2"))
+
+
+class CallVerdict(str, enum.Enum):
+    """What the contract says about one action, before the executor runs it."""
+
+    NO_TOOL_CALL = "no tool call"
+    MUST_REJECT = "must reject"
+    MUST_ACCEPT = "must accept"
+    EITHER = "either"
+    """Only full JSON Schema rejects the call: a rejection or a dispatch both conform (E14)."""
 
 
 @dataclass(kw_only=True, eq=False)
@@ -342,7 +353,9 @@ def mentions(text: str, name: str) -> bool:
     return any(form in text for form in forms)
 
 
-def _dispatched(behaviour: Behaviour | None, tool: str, calls: int | None) -> tuple[Expected, ...]:
+def _dispatch_alternatives(
+    behaviour: Behaviour | None, tool: str, calls: int | None
+) -> tuple[Expected, ...]:
     if behaviour is None:  # black-box: the real handler's result is unknown
         return (
             Expected(
@@ -431,7 +444,7 @@ def expect(
     call = action.tool_call
     if call is None:
         return Expectation(
-            verdict="no tool call",
+            verdict=CallVerdict.NO_TOOL_CALL,
             reasons=(),
             alternatives=(
                 Expected(
@@ -454,11 +467,15 @@ def expect(
         must_name=naming,
     )
     if reasons:
-        return Expectation(verdict="must reject", reasons=reasons, alternatives=(rejection,))
-    dispatched = _dispatched(behaviour, call.name, once)
+        return Expectation(
+            verdict=CallVerdict.MUST_REJECT, reasons=reasons, alternatives=(rejection,)
+        )
+    dispatched = _dispatch_alternatives(behaviour, call.name, once)
     if accepts(schemas[call.name], call.arguments):
-        return Expectation(verdict="must accept", reasons=(), alternatives=dispatched)
-    return Expectation(verdict="either", reasons=(), alternatives=(rejection, *dispatched))
+        return Expectation(verdict=CallVerdict.MUST_ACCEPT, reasons=(), alternatives=dispatched)
+    return Expectation(
+        verdict=CallVerdict.EITHER, reasons=(), alternatives=(rejection, *dispatched)
+    )
 
 
 def mismatch(expected: Expected, observed: Observed) -> str | None:

@@ -19,6 +19,7 @@ from functools import lru_cache
 
 from conformance.properties import dispatch, validation
 from conformance.properties.scenarios import (
+    ActionKind,
     Property,
     Scenario,
     ScenarioSource,
@@ -40,24 +41,25 @@ def _examples(clause: str) -> Callable[[], Sequence[Scenario]]:
     return lambda: _traps().get(clause, [])
 
 
-_ALL_ACTIONS = ("valid", "valid", "invalid", "beyond", "code")
+VALID, INVALID, BEYOND, CODE = ActionKind
+_ALL_ACTIONS = (VALID, VALID, INVALID, BEYOND, CODE)
 # E8's commonest bug is a handler run for a rejected call, so rejected calls are drawn as often
 # as accepted ones (with one draw in five, a derandomized run on some Pythons never drew one).
-_E8_ACTIONS = ("valid", "valid", "invalid", "invalid", "beyond", "code")
+_E8_ACTIONS = (VALID, VALID, INVALID, INVALID, BEYOND, CODE)
 
 PROPERTIES: Mapping[str, Property] = {
     p.clause: p
     for p in (
         Property(
             clause="V1",
-            scenarios=single(["valid"], ["text", "yield"]),
+            scenarios=single([VALID], ["text", "yield"]),
             check=validation.check_V1,
             black_box=True,
             examples=_examples("V1"),
         ),
         Property(
             clause="V2",
-            scenarios=single(["invalid"], aims=["V2"], padded=True),
+            scenarios=single([INVALID], aims=["V2"], padded=True),
             check=validation.check_V2,
             black_box=True,
             aim="V2",
@@ -65,7 +67,7 @@ PROPERTIES: Mapping[str, Property] = {
         ),
         Property(
             clause="V3",
-            scenarios=single(["invalid"], aims=["V3"]),
+            scenarios=single([INVALID], aims=["V3"]),
             check=validation.check_V3,
             black_box=True,
             aim="V3",
@@ -73,21 +75,21 @@ PROPERTIES: Mapping[str, Property] = {
         ),
         Property(
             clause="V4",
-            scenarios=single(["invalid"], aims=["V4"], tools_aim="V4"),
+            scenarios=single([INVALID], aims=["V4"], tools_aim="V4"),
             check=validation.check_V4,
             black_box=True,
             aim="V4",
         ),
         Property(
             clause="V5",
-            scenarios=single(["invalid"], aims=["V5"], tools_aim="V5"),
+            scenarios=single([INVALID], aims=["V5"], tools_aim="V5"),
             check=validation.check_V5,
             black_box=True,
             aim="V5",
         ),
         Property(
             clause="V6",
-            scenarios=single(["invalid"], aims=["V6"], tools_aim="V6"),
+            scenarios=single([INVALID], aims=["V6"], tools_aim="V6"),
             check=validation.check_V6,
             black_box=True,
             aim="V6",
@@ -95,44 +97,42 @@ PROPERTIES: Mapping[str, Property] = {
         ),
         Property(
             clause="V7",
-            scenarios=single(["beyond"], ["text", "error"]),
+            scenarios=single([BEYOND], ["text", "error"]),
             check=validation.check_V7,
             black_box=True,
         ),
         Property(
             clause="V8",
-            scenarios=single(["invalid", "invalid", "beyond"], padded=True),
+            scenarios=single([INVALID, INVALID, BEYOND], padded=True),
             check=validation.check_V8,
             black_box=True,
             examples=_examples("V8"),
         ),
-        Property(clause="E1", scenarios=single(["code"]), check=dispatch.check_E1, black_box=True),
-        Property(
-            clause="E2", scenarios=single(["invalid"]), check=dispatch.check_E2, black_box=True
-        ),
+        Property(clause="E1", scenarios=single([CODE]), check=dispatch.check_E1, black_box=True),
+        Property(clause="E2", scenarios=single([INVALID]), check=dispatch.check_E2, black_box=True),
         Property(
             clause="E3",
-            scenarios=single(["valid"], ["environment_error"]),
+            scenarios=single([VALID], ["environment_error"]),
             check=dispatch.check_E3,
             black_box=False,
         ),
         Property(
             clause="E4",
-            scenarios=single(["valid"], ["error"]),
+            scenarios=single([VALID], ["error"]),
             check=dispatch.check_E4,
             black_box=False,
             examples=_examples("E4"),
         ),
         Property(
             clause="E5",
-            scenarios=single(["valid"], ["text"]),
+            scenarios=single([VALID], ["text"]),
             check=dispatch.check_E5,
             black_box=False,
             examples=_examples("E5"),
         ),
         Property(
             clause="E6",
-            scenarios=single(["valid"], ["suspend", "base_exception"]),
+            scenarios=single([VALID], ["suspend", "base_exception"]),
             check=dispatch.check_E6,
             black_box=True,
             examples=_examples("E6"),
@@ -153,13 +153,13 @@ PROPERTIES: Mapping[str, Property] = {
         ),
         Property(
             clause="E9",
-            scenarios=single(["valid"], ["non_str"]),
+            scenarios=single([VALID], ["non_str"]),
             check=dispatch.check_E9,
             black_box=False,
         ),
         Property(
             clause="E10",
-            scenarios=single(["valid"], ["error_like"]),
+            scenarios=single([VALID], ["error_like"]),
             check=dispatch.check_E10,
             black_box=False,
             examples=_examples("E10"),
@@ -167,7 +167,7 @@ PROPERTIES: Mapping[str, Property] = {
         Property(
             clause="E11",
             scenarios=many(
-                ["valid", "valid", "invalid", "code"],
+                [VALID, VALID, INVALID, CODE],
                 ["text", "environment_error", "error", "non_str"],
             ),
             check=dispatch.check_E11,
@@ -175,7 +175,7 @@ PROPERTIES: Mapping[str, Property] = {
         ),
         Property(
             clause="E12",
-            scenarios=single(["valid"], ["unprintable"]),
+            scenarios=single([VALID], ["unprintable"]),
             check=dispatch.check_E12,
             black_box=False,
             examples=_examples("E12"),
@@ -183,7 +183,7 @@ PROPERTIES: Mapping[str, Property] = {
         Property(clause="E13", scenarios=repeated, check=dispatch.check_E13, black_box=False),
         Property(
             clause="E14",
-            scenarios=single(["beyond"], ["text", "environment_error", "error"]),
+            scenarios=single([BEYOND], ["text", "environment_error", "error"]),
             check=dispatch.check_E14,
             black_box=True,
         ),

@@ -19,6 +19,7 @@ from conformance.behaviours import (
 )
 from conformance.oracle import (
     STR_FAILED,
+    CallVerdict,
     Observed,
     expect,
     mismatch,
@@ -144,16 +145,16 @@ def check_E8(trial: Trial, scenario: Scenario) -> None:
     arguments, and never for a rejected call or an action without a tool call."""
     step, expectation, observed = single_step(trial, scenario)
     calls = observed.calls or ()
-    if expectation.verdict == "must accept" and not calls and rejected_outcome(observed):
+    if expectation.verdict is CallVerdict.MUST_ACCEPT and not calls and rejected_outcome(observed):
         return  # a valid call rejected outright is V1's failure, not this one's
-    if expectation.verdict == "must accept" and len(calls) != 1:
+    if expectation.verdict is CallVerdict.MUST_ACCEPT and len(calls) != 1:
         raise violation(
             f"the handler of an accepted call ran {len(calls)}x, not once", expectation, observed
         )
     # A call the executor should have rejected but dispatched breaks V2–V6, not this clause;
     # running the handler for an action without a tool call, or for a call the executor then
     # reports as rejected, breaks it.
-    if calls and (expectation.verdict == "no tool call" or rejected_outcome(observed)):
+    if calls and (expectation.verdict is CallVerdict.NO_TOOL_CALL or rejected_outcome(observed)):
         raise violation(
             f"the handler ran {len(calls)}x for an action that was not executed",
             expectation,
@@ -161,7 +162,7 @@ def check_E8(trial: Trial, scenario: Scenario) -> None:
         )
     if len(calls) > 1:
         raise violation(f"the handler ran {len(calls)}x for one call", expectation, observed)
-    if expectation.verdict == "must reject":
+    if expectation.verdict is CallVerdict.MUST_REJECT:
         return  # dispatching a call V2–V6 reject is those clauses' failure, not this one's
     for call in calls:
         if len(call.args) != 1 or call.kwargs:

@@ -3,6 +3,7 @@ trap scenarios each clause's module keeps next to its check."""
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +21,19 @@ from conformance.behaviours import (
 )
 from conformance.strategies import ToolDef
 from polyloop import Action, ToolCall, ToolRegistry
+
+
+class ActionKind(str, enum.Enum):
+    """What kind of action a scenario step sends."""
+
+    VALID = "valid"
+    """A call full JSON Schema accepts (V1)."""
+    INVALID = "invalid"
+    """A call validation must reject (V2-V6)."""
+    BEYOND = "beyond"
+    """A call only full JSON Schema rejects (V7, E14)."""
+    CODE = "code"
+    """A code action, no tool call (E1)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -163,15 +177,15 @@ class Property:
 
 
 def _calls(
-    kind: str, aims: Sequence[str] = gen.INVALID_AIMS
+    kind: ActionKind, aims: Sequence[str] = gen.INVALID_AIMS
 ) -> Callable[[tuple[ToolDef, ...]], st.SearchStrategy[Action]]:
     def actions(tools: tuple[ToolDef, ...]) -> st.SearchStrategy[Action]:
-        if kind == "code":
+        if kind is ActionKind.CODE:
             return gen.code_actions()
         calls: st.SearchStrategy[ToolCall] = {
-            "valid": lambda: gen.valid_calls(tools),
-            "invalid": lambda: gen.invalid_calls(tools, aims),
-            "beyond": lambda: gen.beyond_subset_calls(tools),
+            ActionKind.VALID: lambda: gen.valid_calls(tools),
+            ActionKind.INVALID: lambda: gen.invalid_calls(tools, aims),
+            ActionKind.BEYOND: lambda: gen.beyond_subset_calls(tools),
         }[kind]()
         return calls.map(lambda call: Action(tool_call=call))
 
@@ -179,7 +193,7 @@ def _calls(
 
 
 def single(
-    kinds: Sequence[str],
+    kinds: Sequence[ActionKind],
     behaviours: Sequence[str] = ("text",),
     *,
     aims: Sequence[str] = gen.INVALID_AIMS,
@@ -212,7 +226,7 @@ def single(
 
 
 def many(
-    kinds: Sequence[str], behaviours: Sequence[str], *, low: int = 2, high: int = 5
+    kinds: Sequence[ActionKind], behaviours: Sequence[str], *, low: int = 2, high: int = 5
 ) -> Callable[[ScenarioSource], st.SearchStrategy[Scenario]]:
     """Scenarios of several actions, each with its own (yielding) behaviour."""
 

@@ -35,16 +35,8 @@ _UNKNOWN_TYPES = ("dict", "float", "any", "tuple", "int", "str", "list")
 _PATTERNS = ("^[a-z0-9_-]+$", "^\\d{4}-\\d{2}-\\d{2}$", "^https?://", "^[A-Z]{2,3}$")
 _DEF_NAMES = ("Path", "Options", "Filter", "Range", "Item", "Mode")
 _TYPE_NAMES = tuple(sorted(JSON_TYPES))
-_ADDITIONAL: tuple[tuple[str, Any], ...] = (
-    ("absent", None),
-    ("false", False),
-    ("absent", None),
-    ("false", False),
-    ("true", True),
-    ("empty", {}),
-    ("typed", {"type": "string"}),
-    ("not", {"not": {}}),
-)
+_ADDITIONAL: tuple[Any, ...] = (None, False, None, False, True, {}, {"type": "string"}, {"not": {}})
+"""`additionalProperties` values, absent (None) and false most often."""
 _PATTERN_PROPERTIES: tuple[dict[str, Any], ...] = (
     {"^x-": {"type": "string"}},
     {"^[0-9]+$": {}},
@@ -197,7 +189,7 @@ def _object(c: _Choices, pointers: tuple[str, ...], depth: int) -> dict[str, Any
     required = c.some(keys, len(keys))
     if required:
         schema["required"] = required
-    _, extra = c.pick(_ADDITIONAL)
+    extra = c.pick(_ADDITIONAL)
     if extra is not None:
         schema["additionalProperties"] = extra
     if c.one_in(6):

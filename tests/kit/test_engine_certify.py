@@ -11,7 +11,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from unusual import UNUSUAL
+from zoo.unusual import UNUSUAL
 
 from conformance import certify
 from conformance.engine import CERTIFIED_CLAUSES, select_clauses

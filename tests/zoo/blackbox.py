@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from conformance.properties import black_box_clauses
 from polyloop import ToolRegistry, ToolSpec
 
 from .base import ZooExecutor
@@ -27,10 +28,9 @@ from .broken import (
     UnknownToolMessageOmitsTools,
 )
 
-BLACK_BOX_CLAUSES = frozenset(
-    {"V1", "V2", "V3", "V4", "V5", "V6", "V7", "V8", "E1", "E2", "E6", "E7", "E14"}
-)
-"""The clauses `certify` checks black-box (the others need the kit's scripted handlers)."""
+BLACK_BOX_CLAUSES = frozenset(black_box_clauses())
+"""The clauses `certify` checks black-box (the others need the kit's scripted handlers), read
+from the property table rather than restated."""
 
 
 async def _search(arguments: dict[str, Any]) -> str:

@@ -14,12 +14,16 @@ import traceback
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+import jsonschema
+from jsonschema import validators
+
 from polyloop import (
     Action,
     ActionOutcome,
     ActionStatus,
     ToolCall,
     ToolEnvironmentError,
+    ToolRegistry,
     ToolSpec,
     ToolValidationError,
 )
@@ -490,9 +494,68 @@ class UnboundedRejectionMessage(ZooExecutor):
         return "unexpected arguments: " + ", ".join(repr(k) for k in arguments if k not in known)
 
 
+def _full_schema_rejects(registry: ToolRegistry, call: ToolCall) -> bool:
+    """Whether full JSON Schema rejects a call the subset accepts (a V7/E14 call)."""
+    spec = registry.spec_for(call.name)
+    if spec is None:
+        return False
+    schema = thaw(spec.parameters)
+    try:
+        cls = validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        return not cls(schema).is_valid(thaw(call.arguments))
+    except Exception:
+        return False
+
+
+class _BeyondSubset(ZooExecutor):
+    """Shared by the V7 and E14 entries: spots a call only full JSON Schema rejects."""
+
+    def beyond_subset(self, action: Action) -> ToolCall | None:
+        call = action.tool_call
+        if call is None:
+            return None
+        try:
+            self.validate(call)
+        except ToolValidationError:
+            return None
+        return call if _full_schema_rejects(self.registry, call) else None
+
+
+class AnswersBeyondSubsetItself(_BeyondSubset):
+    """A call only full JSON Schema rejects gets a made-up EXECUTED outcome; its handler never
+    runs (V7: such errors reach the handler)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("V7",)
+
+    async def execute(self, action: Action) -> ActionOutcome:
+        if self.beyond_subset(action) is not None:
+            return self.outcome(ActionStatus.EXECUTED, "the arguments do not fit the schema", False)
+        return await super().execute(action)
+
+
+class BeyondSubsetReturnsRawResult(_BeyondSubset):
+    """A call only full JSON Schema rejects runs its handler, but the raw result (or the
+    handler's exception) comes back instead of an `ActionOutcome` (E14: rejected or
+    dispatched, nothing else)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E14",)
+
+    async def execute(self, action: Action) -> ActionOutcome:
+        call = self.beyond_subset(action)
+        if call is None:
+            return await super().execute(action)
+        spec = self.registry.spec_for(call.name)
+        assert spec is not None
+        result: Any = await self.invoke(spec, self.handler_arguments(call))
+        return result  # type: ignore[no-any-return]
+
+
 BROKEN: tuple[type[ZooExecutor], ...] = tuple(
     cls
     for cls in list(globals().values())
-    if isinstance(cls, type) and issubclass(cls, ZooExecutor) and cls is not ZooExecutor
+    if isinstance(cls, type)
+    and issubclass(cls, ZooExecutor)
+    and cls is not ZooExecutor
+    and not cls.__name__.startswith("_")
 )
 """Every broken executor, in definition order."""
