@@ -18,16 +18,56 @@ from typing import Any
 
 from conformance._core.deadline import DeadlineRunner, Job
 from conformance._core.limits import GRACE
-from conformance._core.text import describe_exception
-from conformance.behaviours import Behaviour, Script
-from conformance.oracle import Observed
-from polyloop import Action, ToolRegistry
+from conformance._core.text import clip, describe_exception, exception_text, safe_repr
+from conformance.behaviours import Behaviour, HandlerCall, Script
+from polyloop import Action, ActionOutcome, ToolRegistry
 
-__all__ = ["Step", "TargetError", "Trial"]
+__all__ = ["Observed", "Step", "TargetError", "Trial", "exception_summary"]
 
 
 class TargetError(Exception):
     """The factory (or the executor's construction) failed: an ``error``, not a ``fail``."""
+
+
+@dataclass(kw_only=True, eq=False)
+class Observed:
+    """What one ``execute`` call did: its outcome or exception, and the handler calls it made
+    (None in black-box mode, where the kit cannot see the handlers)."""
+
+    outcome: object = None
+    raised: BaseException | None = None
+    timed_out: float | None = None
+    """The deadline, in seconds, if execute did not finish within it."""
+    calls: tuple[HandlerCall, ...] | None = None
+    escaped_loop: bool = False
+    """The exception escaped the event loop itself (KeyboardInterrupt/SystemExit)."""
+    blocked: bool = False
+    """Timed out without giving control back to the event loop (or ignoring cancellation)."""
+
+    def describe(self) -> str:
+        calls = "" if self.calls is None else f"; handler called {len(self.calls)}x"
+        if self.timed_out is not None:
+            how = " and blocked the event loop (or ignored cancellation)" if self.blocked else ""
+            return f"execute did not finish within {self.timed_out:g}s{how}{calls}"
+        if self.raised is not None:
+            return f"execute raised {exception_summary(self.raised)}{calls}"
+        if isinstance(self.outcome, ActionOutcome):
+            o = self.outcome
+            return (
+                f"{o.status.name}, observation {_clip(o.observation)}, "
+                f"synthetic={o.observation_is_synthetic}, env_reported_completion="
+                f"{o.env_reported_completion!r}, observation_truncated_chars="
+                f"{o.observation_truncated_chars!r}{calls}"
+            )
+        return f"execute returned {_clip(self.outcome)}, not an ActionOutcome{calls}"
+
+
+def _clip(value: object, limit: int = 200) -> str:
+    return clip(safe_repr(value), limit)
+
+
+def exception_summary(exc: BaseException) -> str:
+    return f"{type(exc).__name__}({_clip(exception_text(exc))})"
 
 
 @dataclass(frozen=True, kw_only=True)

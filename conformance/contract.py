@@ -27,6 +27,7 @@ from typing import ClassVar
 import pytest
 
 from conformance import catalog
+from conformance._core.clause_tests import add_clause_tests
 from conformance._core.limits import EXECUTE_DEADLINE
 from conformance._core.options import contract_options
 from conformance._core.text import slug
@@ -90,17 +91,16 @@ class ExecutorContract:
 
 
 def _clause_test(clause_id: str) -> Callable[[ExecutorContract, pytest.FixtureRequest], None]:
-    clause = catalog.get(clause_id)
-
     def test(self: ExecutorContract, request: pytest.FixtureRequest) -> None:
         self._check_clause(clause_id, request)
 
-    test.__name__ = test.__qualname__ = f"test_{clause_id}_{slug(clause.title)}"
-    test.__doc__ = f"{clause_id} ({clause.level}): {clause.title}.\n\n{clause.summary}"
     return test
 
 
-for _clause_id in CERTIFIED_CLAUSES:
-    _test = _clause_test(_clause_id)
-    setattr(ExecutorContract, _test.__name__, _test)
-del _clause_id, _test
+add_clause_tests(
+    ExecutorContract,
+    CERTIFIED_CLAUSES,
+    _clause_test,
+    name=lambda clause: f"test_{clause.id}_{slug(clause.title)}",
+    doc=lambda clause: f"{clause.id} ({clause.level}): {clause.title}.\n\n{clause.summary}",
+)

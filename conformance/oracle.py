@@ -29,12 +29,12 @@ from jsonschema import validators
 from jsonschema.protocols import Validator
 
 from conformance._core.dialect import ref_siblings_inert, validator_class
-from conformance._core.text import STR_FAILED, clip, exception_text, safe_repr
+from conformance._core.text import STR_FAILED
+from conformance._runner import Observed, exception_summary
 from conformance.behaviours import (
     BASE_EXCEPTION_KINDS,
     ENVIRONMENT_LIKE_ERROR_KINDS,
     Behaviour,
-    HandlerCall,
     RaiseBaseException,
     RaiseEnvironmentError,
     RaiseError,
@@ -304,47 +304,6 @@ class CallVerdict(str, enum.Enum):
     """Only full JSON Schema rejects the call: a rejection or a dispatch both conform (E14)."""
 
 
-@dataclass(kw_only=True, eq=False)
-class Observed:
-    """What one ``execute`` call did: its outcome or exception, and the handler calls it made
-    (None in black-box mode, where the kit cannot see the handlers)."""
-
-    outcome: object = None
-    raised: BaseException | None = None
-    timed_out: float | None = None
-    """The deadline, in seconds, if execute did not finish within it."""
-    calls: tuple[HandlerCall, ...] | None = None
-    escaped_loop: bool = False
-    """The exception escaped the event loop itself (KeyboardInterrupt/SystemExit)."""
-    blocked: bool = False
-    """Timed out without giving control back to the event loop (or ignoring cancellation)."""
-
-    def describe(self) -> str:
-        calls = "" if self.calls is None else f"; handler called {len(self.calls)}x"
-        if self.timed_out is not None:
-            how = " and blocked the event loop (or ignored cancellation)" if self.blocked else ""
-            return f"execute did not finish within {self.timed_out:g}s{how}{calls}"
-        if self.raised is not None:
-            return f"execute raised {_exception_text(self.raised)}{calls}"
-        if isinstance(self.outcome, ActionOutcome):
-            o = self.outcome
-            return (
-                f"{o.status.name}, observation {_clip(o.observation)}, "
-                f"synthetic={o.observation_is_synthetic}, env_reported_completion="
-                f"{o.env_reported_completion!r}, observation_truncated_chars="
-                f"{o.observation_truncated_chars!r}{calls}"
-            )
-        return f"execute returned {_clip(self.outcome)}, not an ActionOutcome{calls}"
-
-
-def _clip(value: object, limit: int = 200) -> str:
-    return clip(safe_repr(value), limit)
-
-
-def _exception_text(exc: BaseException) -> str:
-    return f"{type(exc).__name__}({_clip(exception_text(exc))})"
-
-
 def mentions(text: str, name: str) -> bool:
     """Whether `text` names `name`: verbatim, escaped as repr or JSON would, or — when that
     form is long, which the contract lets messages shorten — by its first 16 characters."""
@@ -510,7 +469,7 @@ def mismatch(expected: Expected, observed: Observed) -> str | None:
             problems.append(f"the exception message does not name {', '.join(map(repr, unnamed))}")
         return "; ".join(problems) or None
     if observed.raised is not None:
-        return "; ".join([*problems, f"execute raised {_exception_text(observed.raised)}"])
+        return "; ".join([*problems, f"execute raised {exception_summary(observed.raised)}"])
     outcome = observed.outcome
     if not isinstance(outcome, ActionOutcome):
         return "; ".join(

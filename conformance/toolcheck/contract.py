@@ -13,6 +13,7 @@ from typing import Any
 from hypothesis.database import DirectoryBasedExampleDatabase
 
 from conformance import catalog
+from conformance._core.clause_tests import add_clause_tests
 from conformance._core.limits import HANDLER_DEADLINE
 from conformance._core.options import contract_options
 from conformance._core.text import slug
@@ -106,17 +107,16 @@ def test_name(clause_id: str) -> str:
 
 
 def _clause_test(clause_id: str) -> Callable[[ToolContract, str, Any], None]:
-    clause = catalog.get(clause_id)
-
     def test(self: ToolContract, tool_name: str, request: Any) -> None:
         self._check_clause(clause_id, tool_name, request)
 
-    test.__name__ = test.__qualname__ = test_name(clause_id)
-    test.__doc__ = f"{clause_id}: {clause.title}.\n\n{clause.summary}"
     return test
 
 
-for _clause_id in CLAUSE_IDS:
-    _test = _clause_test(_clause_id)
-    setattr(ToolContract, _test.__name__, _test)
-del _clause_id, _test
+add_clause_tests(
+    ToolContract,
+    CLAUSE_IDS,
+    _clause_test,
+    name=lambda clause: test_name(clause.id),
+    doc=lambda clause: f"{clause.id}: {clause.title}.\n\n{clause.summary}",
+)

@@ -8,8 +8,6 @@ OpenAI/BFCL (`parameters`), OpenAI `{"type": "function", "function": {...}}` or 
 
 from __future__ import annotations
 
-import functools
-import inspect
 import json
 import os
 from collections import Counter
@@ -19,6 +17,7 @@ from typing import Any
 
 from conformance._core.text import describe_exception
 from polyloop import ReplayPolicy, ToolRegistry, ToolSpec
+from polyloop.tools import _is_async_callable as _spec_rule
 
 __all__ = ["Tool", "ToolDraft", "as_items", "is_async_callable", "load_tool_file", "normalise"]
 
@@ -82,15 +81,10 @@ class Tool:
 
 
 def is_async_callable(handler: object) -> bool:
-    """S5's rule, for objects that never went through `ToolSpec`: an `async def` function, an
-    object with `async def __call__`, or a `functools.partial` of either."""
-    while isinstance(handler, functools.partial):
-        handler = handler.func
-    if isinstance(handler, type):
-        return False
-    if inspect.iscoroutinefunction(handler):
-        return True
-    return inspect.iscoroutinefunction(getattr(handler, "__call__", None))  # noqa: B004
+    """S5's rule, the very one `ToolSpec` applies (an `async def` function, an object with
+    `async def __call__`, or a `functools.partial` of either), also for objects that never went
+    through `ToolSpec`."""
+    return _spec_rule(handler)
 
 
 def _draft_of(item: object) -> ToolDraft | ToolSpec:
