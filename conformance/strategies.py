@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-import hypothesis_jsonschema._from_schema as _hj
 from hypothesis import assume, reject
 from hypothesis import strategies as st
 
+from conformance._hjs_compat import hjs_module as _hj
 from conformance.behaviours import (
     BASE_EXCEPTION_KINDS,
     ENVIRONMENT_LIKE_ERROR_KINDS,

@@ -57,10 +57,10 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.database import ExampleDatabase
 from hypothesis.errors import Flaky, NoSuchExample, Unsatisfiable
-from hypothesis_jsonschema import from_schema
 from jsonschema.validators import Draft202012Validator
 
 from conformance import _toolcheck_schema as _schema
+from conformance._hjs_compat import from_schema
 from conformance._toolcheck_report import (
     CLAUSES,
     Finding,
