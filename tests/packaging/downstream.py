@@ -72,9 +72,12 @@ OWN_CONFORMANCE_TEST = (
 class Check:
     def __init__(self) -> None:
         self.failures: list[str] = []
+        self._last = time.monotonic()
 
     def __call__(self, ok: bool, what: str, detail: str = "") -> None:
-        print(("ok    " if ok else "FAIL  ") + what, flush=True)
+        now = time.monotonic()
+        took, self._last = now - self._last, now
+        print(f"{'ok  ' if ok else 'FAIL'} {took:5.1f}s  {what}", flush=True)
         if not ok:
             self.failures.append(what)
             if detail:
