@@ -117,8 +117,17 @@ def project(root: Path, name: str, files: dict[str, str]) -> Path:
     return directory
 
 
+# Built from a clean copy: an in-tree build leaves build/ behind, whose stale files (a module
+# since deleted) would otherwise end up in the next wheel.
+_NOT_SOURCE = shutil.ignore_patterns(
+    ".*", "build", "dist", "*.egg-info", "__pycache__", "tests", "bench", "examples"
+)
+
+
 def build_wheel(out: Path) -> Path:
-    result = run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", out, ROOT])
+    source = out.parent / "source"
+    shutil.copytree(ROOT, source, ignore=_NOT_SOURCE)
+    result = run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", out, source])
     if result.returncode != 0:
         raise SystemExit("cannot build the wheel:\n" + output(result))
     (wheel,) = out.glob("polyloop-*.whl")
