@@ -34,9 +34,9 @@ from _helpers import (
 )
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
-from hypothesis_jsonschema import from_schema
 from jsonschema_specifications import REGISTRY as SPECIFICATIONS
 
+from conformance._hjs_compat import from_schema
 from polyloop import ToolCall, ToolRegistry, ToolSpec
 
 DATA = Path(__file__).parent / "data"

@@ -1,8 +1,8 @@
 """The kit's one door to hypothesis-jsonschema.
 
 Every use of hypothesis-jsonschema in the kit goes through `from_schema` here (the valid-argument
-generator in `conformance.strategies`, and through it the tool checks' H3/H4/H6), so a
-compatibility layer for another Hypothesis version is wired in at this one import site.
+generator in `conformance.strategies`, and through it the tool checks' H3/H4/H6). The library
+itself is reached only through `conformance._hjs_compat`, the bridge to current Hypothesis.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def from_schema(schema: Any) -> st.SearchStrategy[Any]:
     hypothesis-jsonschema reports a schema it cannot handle (unresolvable, unsupported) only when
     drawing; its internal entry point raises at once, so such a schema is a property of the
     schema, not a crash later. Raises whatever hypothesis-jsonschema raises."""
-    import hypothesis_jsonschema._from_schema as _hj
+    from conformance._hjs_compat import hjs_module as _hj
 
     build = getattr(_hj, "__from_schema", None)
     if build is None:

@@ -1,0 +1,295 @@
+"""The built wheel in fresh venvs, as a downstream project installs it (tox -e downstream).
+
+1. **With the extra, newest Hypothesis first**: a fresh venv gets the newest Hypothesis, pinned
+   by a constraint, then ``polyloop[conformance]`` from the wheel. The install must succeed
+   without touching that Hypothesis, and ``certify``, ``check-tools`` and the pytest base
+   classes (``ExecutorContract``, ``ToolContract``) must pass on the reference executor.
+2. **Base wheel and pytest only**: ``pytest`` on an unrelated project passes (with ``-W error``),
+   ``polyloop-conformance certify`` exits 2 with one line naming the extra, and
+   ``from conformance import ExecutorContract`` names it too.
+3. In both venvs a downstream project with its own top-level ``conformance`` package runs pytest.
+
+Run it with ``python tests/packaging/downstream.py`` (``--keep`` keeps the temporary directory).
+Exit 0 when every check passed; each check prints one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+EXTRA_HINT = "pip install 'polyloop[conformance]'"
+
+REFERENCE_TESTS = """
+from typing import Any
+
+from conformance import ExecutorContract
+from conformance.toolcheck import ToolContract
+from polyloop import RegistryExecutor, ReplayPolicy, ToolSpec
+
+
+async def search(arguments: dict[str, Any]) -> str:
+    return f"results for {arguments.get('q')!r}"
+
+
+async def fails(arguments: dict[str, Any]) -> str:
+    raise ValueError("the handler raises, which H4 allows")
+
+
+SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+TOOLS = [
+    ToolSpec(name="search", description="Search.", parameters=SCHEMA,
+             replay_policy=ReplayPolicy.SAFE, handler=search),
+    ToolSpec(name="fails", description="Always raises.", parameters=SCHEMA, handler=fails),
+]
+
+
+class TestReferenceExecutor(ExecutorContract):
+    make_executor = staticmethod(RegistryExecutor)
+
+
+class TestTools(ToolContract):
+    tools = TOOLS
+    replay = True
+    examples = 10
+"""
+
+UNRELATED_TEST = "def test_unrelated():\n    assert 1 + 1 == 2\n"
+OWN_CONFORMANCE_TEST = (
+    "from conformance import OWNER\n\n"
+    'def test_own_conformance_package():\n    assert OWNER == "downstream"\n'
+)
+
+
+class Check:
+    def __init__(self) -> None:
+        self.failures: list[str] = []
+        self._last = time.monotonic()
+
+    def __call__(self, ok: bool, what: str, detail: str = "") -> None:
+        now = time.monotonic()
+        took, self._last = now - self._last, now
+        print(f"{'ok  ' if ok else 'FAIL'} {took:5.1f}s  {what}", flush=True)
+        if not ok:
+            self.failures.append(what)
+            if detail:
+                print(textwrap.indent(detail.strip()[-3000:], "      "), flush=True)
+
+
+def run(
+    command: Sequence[str | Path], *, cwd: Path | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(part) for part in command],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def output(result: subprocess.CompletedProcess[str]) -> str:
+    return f"exit {result.returncode}\n{result.stdout}\n{result.stderr}"
+
+
+def make_venv(path: Path) -> Path:
+    subprocess.run([sys.executable, "-m", "venv", str(path)], check=True)
+    return path / "bin"
+
+
+def pip(bin_dir: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
+    return run([bin_dir / "python", "-m", "pip", "install", "--quiet", *args])
+
+
+def project(root: Path, name: str, files: dict[str, str]) -> Path:
+    directory = root / name
+    for relative, text in files.items():
+        (directory / relative).parent.mkdir(parents=True, exist_ok=True)
+        (directory / relative).write_text(text)
+    return directory
+
+
+# Built from a clean copy: an in-tree build leaves build/ behind, whose stale files (a module
+# since deleted) would otherwise end up in the next wheel.
+_NOT_SOURCE = shutil.ignore_patterns(
+    ".*", "build", "dist", "*.egg-info", "__pycache__", "tests", "bench", "examples"
+)
+
+
+def build_wheel(out: Path) -> Path:
+    source = out.parent / "source"
+    shutil.copytree(ROOT, source, ignore=_NOT_SOURCE)
+    result = run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", out, source])
+    if result.returncode != 0:
+        raise SystemExit("cannot build the wheel:\n" + output(result))
+    (wheel,) = out.glob("polyloop-*.whl")
+    return wheel
+
+
+def own_conformance_project(root: Path, name: str) -> Path:
+    return project(
+        root,
+        name,
+        {"conformance/__init__.py": 'OWNER = "downstream"\n', "test_own.py": OWN_CONFORMANCE_TEST},
+    )
+
+
+def with_extra_and_newest_hypothesis(tmp: Path, wheel: Path, check: Check) -> None:
+    bin_dir = make_venv(tmp / "venv-extra")
+    result = pip(bin_dir, "--upgrade", "hypothesis")
+    check(result.returncode == 0, "newest Hypothesis installs first", output(result))
+    version = run([bin_dir / "python", "-c", "import hypothesis; print(hypothesis.__version__)"])
+    newest = version.stdout.strip()
+    constraints = tmp / "constraints.txt"
+    constraints.write_text(f"hypothesis=={newest}\n")
+    result = pip(bin_dir, "-c", constraints, f"{wheel}[conformance]")
+    check(
+        result.returncode == 0,
+        f"the wheel with the conformance extra installs beside hypothesis=={newest}",
+        output(result),
+    )
+    again = run([bin_dir / "python", "-c", "import hypothesis; print(hypothesis.__version__)"])
+    check(again.stdout.strip() == newest, f"Hypothesis stays at {newest}", output(again))
+
+    result = run([bin_dir / "polyloop-conformance", "certify"], cwd=tmp)
+    check(
+        result.returncode == 0 and "PASSED" in result.stdout,
+        "polyloop-conformance certify passes on the reference executor",
+        output(result),
+    )
+    tests = project(tmp, "reference", {"test_reference.py": REFERENCE_TESTS})
+    result = run(
+        [
+            bin_dir / "polyloop-conformance",
+            "check-tools",
+            "test_reference:TOOLS",
+            "--examples",
+            "20",
+        ],
+        cwd=tests,
+    )
+    check(
+        result.returncode == 0 and "2 passed, 0 failed" in result.stdout,
+        "polyloop-conformance check-tools passes on two good tools (one handler raises)",
+        output(result),
+    )
+    result = run(
+        [bin_dir / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "error"],
+        cwd=tests,
+    )
+    check(
+        result.returncode == 0 and " passed" in result.stdout and "failed" not in result.stdout,
+        "ExecutorContract and ToolContract pass on the reference under pytest -W error",
+        output(result),
+    )
+    theirs = own_conformance_project(tmp, "theirs-extra")
+    result = run([bin_dir / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=theirs)
+    check(
+        result.returncode == 0,
+        "with the extra, a project with its own `conformance` package runs pytest",
+        output(result),
+    )
+
+
+def base_wheel_and_pytest(tmp: Path, wheel: Path, check: Check) -> None:
+    bin_dir = make_venv(tmp / "venv-base")
+    result = pip(bin_dir, wheel, "pytest")
+    check(result.returncode == 0, "the base wheel and pytest install", output(result))
+    present = run(
+        [bin_dir / "python", "-c", "import importlib.util as u; print(u.find_spec('hypothesis'))"]
+    )
+    check(present.stdout.strip() == "None", "Hypothesis is not installed", output(present))
+
+    unrelated = project(tmp, "unrelated", {"test_unrelated.py": UNRELATED_TEST})
+    result = run(
+        [bin_dir / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "error"],
+        cwd=unrelated,
+    )
+    check(result.returncode == 0, "pytest -W error passes on an unrelated project", output(result))
+    result = run(
+        [bin_dir / "python", "-m", "pytest", "-p", "no:cacheprovider", "--markers"], cwd=unrelated
+    )
+    check(
+        "@pytest.mark.conformance" in result.stdout,
+        "the conformance marker is registered",
+        output(result),
+    )
+
+    result = run([bin_dir / "polyloop-conformance", "certify"], cwd=tmp)
+    lines = result.stderr.splitlines()
+    check(
+        result.returncode == 2
+        and len(lines) == 1
+        and EXTRA_HINT in lines[0]
+        and result.stdout == "",
+        "polyloop-conformance certify exits 2 with one line naming the extra",
+        output(result),
+    )
+    result = run(
+        [bin_dir / "python", "-c", "from conformance import ExecutorContract"], cwd=unrelated
+    )
+    last = result.stderr.strip().splitlines()[-1:] or [""]
+    check(
+        result.returncode != 0
+        and last[0].startswith("ModuleNotFoundError: ")
+        and EXTRA_HINT in last[0],
+        "`from conformance import ExecutorContract` fails with one line naming the extra",
+        output(result),
+    )
+    for script in ("polyloop-conformance", "polyloop-metatests"):
+        result = run([bin_dir / script, "--version"])
+        check(
+            result.returncode == 0 and result.stdout.startswith(f"{script} "),
+            f"{script} --version works without the extra",
+            output(result),
+        )
+    result = run([bin_dir / "polyloop-metatests", "check", "polyloop", "--baseline", "none.json"])
+    check(
+        result.returncode == 2 and "none.json" in result.stderr,
+        "polyloop-metatests runs without the extra (a missing baseline is its exit 2)",
+        output(result),
+    )
+    theirs = own_conformance_project(tmp, "theirs-base")
+    result = run([bin_dir / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=theirs)
+    check(
+        result.returncode == 0,
+        "without the extra, a project with its own `conformance` package runs pytest",
+        output(result),
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    args = parser.parse_args(argv)
+    started = time.monotonic()
+    tmp = Path(tempfile.mkdtemp(prefix="polyloop-downstream-"))
+    check = Check()
+    try:
+        wheel = build_wheel(tmp / "dist")
+        print(f"wheel {wheel.name}", flush=True)
+        base_wheel_and_pytest(tmp, wheel, check)
+        with_extra_and_newest_hypothesis(tmp, wheel, check)
+    finally:
+        if args.keep:
+            print(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    elapsed = time.monotonic() - started
+    if check.failures:
+        print(f"downstream: {len(check.failures)} check(s) failed ({elapsed:.0f}s)")
+        return 1
+    print(f"downstream: every check passed ({elapsed:.0f}s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
