@@ -71,7 +71,7 @@ class Packages:
     @staticmethod
     def verdict(findings: tuple[Finding, ...]) -> list[tuple[str, str, str, str | None]]:
         """(clause, code, subject without the package prefix, field), sorted: the exact verdict."""
-        return sorted((f.clause, f.code, _PREFIX.sub("", f.subject), f.field) for f in findings)
+        return sorted((f.clause, f.code, _PREFIX.sub("", f.subject), f.parameter) for f in findings)
 
     def failures(self, report: Report) -> list[tuple[str, str, str, str | None]]:
         return self.verdict(report.failures)

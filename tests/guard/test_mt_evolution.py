@@ -34,8 +34,8 @@ def _evolve(packages, name: str, body: str, *, version: str = "1.0.0", **kwargs:
 @pytest.mark.parametrize(
     ("now", "code", "field"),
     [
-        pytest.param("x: int\nz: int\ny: int = 0", "field-inserted", "z", id="without-default"),
-        pytest.param("x: int\nz: int = 5\ny: int = 0", "field-inserted", "z", id="with-default"),
+        pytest.param("x: int\nz: int\ny: int = 0", "parameter-inserted", "z", id="without-default"),
+        pytest.param("x: int\nz: int = 5\ny: int = 0", "parameter-inserted", "z", id="with-default"),
     ],
 )
 def test_M3_field_inserted_in_the_middle_fails(
@@ -59,7 +59,7 @@ def test_M3_field_appended_without_default_fails(packages, tmp_path: Path) -> No
     report = check_package(name, path)
 
     assert packages.failures(report) == [
-        ("M3", "field-appended-without-default", "models.Point", "z")
+        ("M3", "parameter-appended-without-default", "models.Point", "z")
     ]
     assert report.failures[0].fix == "append `z` with a default"
 
@@ -72,7 +72,7 @@ def test_M3_field_appended_with_default_passes_and_update_records_it(
 
     report = check_package(name, path)
     assert report.ok
-    assert packages.notes(report) == [("M3", "field-appended", "models.Point", "z")]
+    assert packages.notes(report) == [("M3", "parameter-appended", "models.Point", "z")]
 
     assert update_baseline(name, path).written
     fields = load_baseline(path).classes[f"{name}.models.Point"].fields
@@ -90,7 +90,7 @@ def test_M3_field_renamed_fails(packages, tmp_path: Path) -> None:
 
     report = check_package(name, path)
 
-    assert packages.failures(report) == [("M3", "field-renamed", "models.Point", "y")]
+    assert packages.failures(report) == [("M3", "parameter-renamed", "models.Point", "y")]
     assert report.failures[0].change == "renamed to `why`"
     assert report.failures[0].fix == "restore the name `y`"
 
@@ -101,7 +101,7 @@ def test_M3_field_removed_fails(packages, tmp_path: Path) -> None:
 
     report = check_package(name, path)
 
-    assert packages.failures(report) == [("M3", "field-removed", "models.Point", "y")]
+    assert packages.failures(report) == [("M3", "parameter-removed", "models.Point", "y")]
 
 
 def test_M3_fields_reordered_fails(packages, tmp_path: Path) -> None:
@@ -110,7 +110,7 @@ def test_M3_fields_reordered_fails(packages, tmp_path: Path) -> None:
 
     report = check_package(name, path)
 
-    assert packages.failures(report) == [("M3", "fields-reordered", "models.Point", None)]
+    assert packages.failures(report) == [("M3", "parameters-reordered", "models.Point", None)]
     assert report.failures[0].fix == "restore the order `x`, `y`"
 
 
@@ -168,8 +168,8 @@ def test_M3_major_bump_allows_a_break_and_update_records_it(packages, tmp_path: 
 
     assert report.ok and report.major_bump
     assert packages.verdict(report.allowed) == [
-        ("M3", "field-appended-without-default", "models.Point", "z"),
-        ("M3", "fields-reordered", "models.Point", None),
+        ("M3", "parameter-appended-without-default", "models.Point", "z"),
+        ("M3", "parameters-reordered", "models.Point", None),
     ]
     assert "allowed by the major version bump (1.0.0 -> 2.0.0)" in report.render()
     result = update_baseline(name, path)
@@ -188,7 +188,7 @@ def test_M3_update_refuses_a_break_without_the_major_bump(packages, tmp_path: Pa
     result = update_baseline(name, path)
 
     assert not result.written
-    assert packages.failures(result.report) == [("M3", "field-removed", "models.Point", "y")]
+    assert packages.failures(result.report) == [("M3", "parameter-removed", "models.Point", "y")]
     assert path.read_bytes() == before
 
 
@@ -204,7 +204,7 @@ def test_M3_major_version_read_from_distribution_metadata(packages, tmp_path: Pa
 
     report = check_package(name, path)
     assert report.ok and report.major_bump
-    assert packages.verdict(report.allowed) == [("M3", "field-removed", "models.Point", "y")]
+    assert packages.verdict(report.allowed) == [("M3", "parameter-removed", "models.Point", "y")]
 
 
 def test_M3_baseline_is_sorted_stable_json(packages, tmp_path: Path) -> None:
@@ -254,7 +254,7 @@ def test_M5_keyword_only_append_leaves_match_args_unchanged(packages, tmp_path: 
 
     report = check_package(name, path)
 
-    assert packages.notes(report) == [("M3", "field-appended", "models.Point", "y")]
+    assert packages.notes(report) == [("M3", "parameter-appended", "models.Point", "y")]
     assert load_baseline(path).classes[f"{name}.models.Point"].match_args == ()
 
 
@@ -281,7 +281,7 @@ def test_M5_positional_append_with_default_extends_match_args_and_passes(
 
     assert report.ok
     assert packages.notes(report) == [
-        ("M3", "field-appended", "models.Point", "y"),
+        ("M3", "parameter-appended", "models.Point", "y"),
         ("M5", "match-args-extended", "models.Point", None),
     ]
     assert update_baseline(name, path).written
@@ -306,6 +306,6 @@ def test_M5_positional_reorder_changes_match_args_too(packages, tmp_path: Path) 
     _evolve(packages, name, "y: int\nx: int", decorator="@dataclass")
 
     assert packages.failures(check_package(name, path)) == [
-        ("M3", "fields-reordered", "models.Point", None),
+        ("M3", "parameters-reordered", "models.Point", None),
         ("M5", "match-args-changed", "models.Point", None),
     ]

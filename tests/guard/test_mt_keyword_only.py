@@ -173,8 +173,8 @@ def test_M1_allowlisted_positional_class_passes(packages, tmp_path: Path) -> Non
 
     # Flipping recorded fields to positional is still a breaking change (M3); M1 is excused.
     assert packages.failures(report) == [
-        ("M3", "kw-only-changed", "models.Point", "x"),
-        ("M3", "kw-only-changed", "models.Point", "y"),
+        ("M3", "kind-changed", "models.Point", "x"),
+        ("M3", "kind-changed", "models.Point", "y"),
     ]
 
 
