@@ -48,10 +48,20 @@ def compare(scan: Scan, baseline: Baseline, *, baseline_path: str = "") -> Repor
                 code="import-failed",
                 subject=failure.module,
                 change=f"failed to import ({failure.error})",
-                fix="make it importable, or leave it out with `--exclude PATTERN=REASON` (until"
-                " every module imports, removed classes and unknown allowlist entries are not"
-                " judged)",
+                fix=f"make it importable, or leave it out: `--exclude '{failure.module}=why'`",
                 kind="failure",
+            )
+        )
+    if scan.import_failures and baseline.classes:
+        findings.append(
+            Finding(
+                clause="M4",
+                code="incomplete-scan",
+                subject=scan.package,
+                change="removed classes and unknown allowlist entries are not judged while a"
+                " module fails to import",
+                fix="fix or exclude the modules above",
+                kind="note",
             )
         )
     if not scan.classes:

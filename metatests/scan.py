@@ -311,6 +311,8 @@ def _public_dataclasses(
         if _private(module_name, package):
             continue
         for attr in _exported_names(module, module_name, walker):
+            if is_excluded(f"{module_name}.{attr}", walker.exclude):
+                continue
             obj = walker.attribute(module, module_name, attr)
             if not isinstance(obj, type) or obj in public or not _ours(obj, defined, package):
                 continue  # not a class, already public, or defined outside the package
@@ -355,16 +357,20 @@ def _exported_names(module: types.ModuleType, module_name: str, walker: _Walker)
 def describe(cls: type, name: str, public: dict[type, str] | None = None) -> ClassInfo:
     """Measure one dataclass: its constructor, its fields, ``__match_args__``, fix-it details."""
     public = public or {}
+    owner = _hand_written_init(cls)
     try:
         params: tuple[ParamInfo, ...] | None = _constructor(cls)
         signature_error = None
     except Exception as exc:
         params, signature_error = None, one_line(exc)
+        if owner is None:
+            # inspect refuses some valid generated constructors (a field whose default *is*
+            # ``inspect.Parameter.empty`` reads as "no default"); the fields say what it takes.
+            params, signature_error = _from_fields(cls), None
     fields = tuple(
         FieldInfo(name=f.name, init=bool(f.init))
         for f in dataclasses.fields(cls)  # type: ignore[arg-type]
     )
-    owner = _hand_written_init(cls)
     positional = [p.name for p in params or () if p.kind in POSITIONAL_KINDS]
     declared = () if owner is not None else tuple(
         (p, _declared_in(cls, p, public)) for p in positional
@@ -400,6 +406,28 @@ def _constructor(cls: type) -> tuple[ParamInfo, ...]:
     return tuple(
         ParamInfo(name=p.name, kind=_kind(p), has_default=p.default is not inspect.Parameter.empty)
         for p in parameters
+    )
+
+
+def _from_fields(cls: type) -> tuple[ParamInfo, ...]:
+    """The generated ``__init__``'s parameters, from the dataclass fields (and ``InitVar``s):
+    positional ones first, then keyword-only ones, each in declaration order."""
+    taken = [
+        f
+        for f in getattr(cls, "__dataclass_fields__", {}).values()
+        if f.init and f._field_type is not dataclasses._FIELD_CLASSVAR  # type: ignore[attr-defined]
+    ]
+    params = [
+        ParamInfo(
+            name=f.name,
+            kind="keyword_only" if f.kw_only is True else "positional_or_keyword",
+            has_default=f.default is not dataclasses.MISSING
+            or f.default_factory is not dataclasses.MISSING,
+        )
+        for f in taken
+    ]
+    return tuple(
+        sorted(params, key=lambda p: p.kind == "keyword_only")  # stable: order kept per group
     )
 
 
