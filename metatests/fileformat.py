@@ -39,7 +39,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from metatests.errors import BaselineError
 from metatests.model import KINDS, FieldInfo, Kind, ParamInfo
@@ -152,7 +152,9 @@ def _parse(data: Any) -> Baseline:
         raise _Malformed(f"the top level must be a JSON object, not {_type(data)}")
     version_of_file = data.get("format")
     if version_of_file not in (1, 2) or isinstance(version_of_file, bool):
-        shown = repr(version_of_file) if isinstance(version_of_file, int) else _type(version_of_file)
+        shown = (
+            repr(version_of_file) if isinstance(version_of_file, int) else _type(version_of_file)
+        )
         raise _Malformed(f"'format' is {shown}; this metatests reads formats 1 and {FORMAT}")
     obj = _object(data, "the top level", _TOP_1 if version_of_file == 1 else _TOP_2)
     package = _string(obj["package"], "'package'")
@@ -162,8 +164,14 @@ def _parse(data: Any) -> Baseline:
     allowlist = _reasons(obj["allowlist"], "allowlist")
     exclude = _reasons(obj.get("exclude", {}), "exclude")
     max_positional = obj.get("max_positional", 0)
-    if not isinstance(max_positional, int) or isinstance(max_positional, bool) or max_positional < 0:
-        raise _Malformed(f"'max_positional' must be a non-negative integer, not {_type(max_positional)}")
+    if (
+        not isinstance(max_positional, int)
+        or isinstance(max_positional, bool)
+        or max_positional < 0
+    ):
+        raise _Malformed(
+            f"'max_positional' must be a non-negative integer, not {_type(max_positional)}"
+        )
     classes: dict[str, RecordedClass] = {}
     for name, entry in _object(obj["classes"], "'classes'", None).items():
         where = f"class {name!r}"
@@ -220,7 +228,7 @@ def _parameter(raw: Any, where: str) -> ParamInfo:
     kind = _string(item["kind"], f"{where} 'kind'")
     if kind not in KINDS:
         raise _Malformed(f"{where} 'kind' must be one of {', '.join(KINDS)}")
-    known: Kind = kind  # type: ignore[assignment]
+    known = cast(Kind, kind)
     return ParamInfo(
         name=_string(item["name"], f"{where} 'name'"),
         kind=known,
@@ -361,7 +369,9 @@ def _temporary_name(target: Path) -> re.Pattern[str]:
     return re.compile(rf"\.{re.escape(target.name)}\.[a-z0-9_]{{8}}\.tmp")
 
 
-def clean_stale_temporaries(path: str | os.PathLike[str], *, now: float | None = None) -> list[Path]:
+def clean_stale_temporaries(
+    path: str | os.PathLike[str], *, now: float | None = None
+) -> list[Path]:
     """Delete temporary files an interrupted ``update`` (``kill -9``) left next to the baseline.
 
     Only files of the guard's own naming (``.NAME.json.XXXXXXXX.tmp``) older than

@@ -103,18 +103,14 @@ def scan_package(
         package=package,
         version=None,
         classes={},
-        import_failures=tuple(
-            ImportFailure(module=m, error=crashed[m]) for m in sorted(crashed)
-        ),
+        import_failures=tuple(ImportFailure(module=m, error=crashed[m]) for m in sorted(crashed)),
         modules=(),
         excluded=tuple(exclude),
         output=tuple(output),
     )
 
 
-def _attempt(
-    package: str, exclude: Sequence[str], skip: Sequence[str], timeout: float
-) -> _Attempt:
+def _attempt(package: str, exclude: Sequence[str], skip: Sequence[str], timeout: float) -> _Attempt:
     with tempfile.TemporaryDirectory(prefix="metatests-scan-") as tmp:
         result_path = Path(tmp) / "result.jsonl"
         result_path.touch()

@@ -125,7 +125,9 @@ def update_baseline(
                 f"--exclude {pattern} needs a reason to be recorded: --exclude '{pattern}=why'"
             )
     if allow_existing is not None and not allow_existing.strip():
-        raise MetatestsError("--allow-existing needs a reason, e.g. --allow-existing 'public since 1.0'")
+        raise MetatestsError(
+            "--allow-existing needs a reason, e.g. --allow-existing 'public since 1.0'"
+        )
     if max_positional is not None and max_positional < 0:
         raise MetatestsError(f"--max-positional must be 0 or more, not {max_positional}")
     if path.exists():

@@ -30,7 +30,9 @@ class Finding:
 
     def render(self, *, allowed: bool = False, recorded: bool = False) -> str:
         where = (
-            self.subject if self.parameter is None else f"{self.subject}, parameter `{self.parameter}`"
+            self.subject
+            if self.parameter is None
+            else f"{self.subject}, parameter `{self.parameter}`"
         )
         if self.kind == "note":
             return f"[{self.clause}] {where}: {self.change}" + (

@@ -311,9 +311,9 @@ def _parameters(name: str, old: list[ParamInfo], new: list[ParamInfo]) -> list[F
         findings += _group_changes(name, group, old_named, new_named, consumed)
 
     for o in old_named:
-        n = new_by.get(o.name)
-        if n is None:
+        if o.name not in new_by:
             continue
+        n = new_by[o.name]
         if n.kind != o.kind:
             if o.kind == "positional_only" and n.kind == "positional_or_keyword":
                 add(
@@ -388,7 +388,13 @@ def _group_changes(
             continue
         if i > last:
             if p.has_default:
-                add("parameter-appended", p.name, f"appended{label} with a default", RECORD, note=True)
+                add(
+                    "parameter-appended",
+                    p.name,
+                    f"appended{label} with a default",
+                    RECORD,
+                    note=True,
+                )
             else:
                 add(
                     "parameter-appended-without-default",

@@ -338,7 +338,8 @@ def _ours(cls: type, defined: dict[type, str], package: str) -> bool:
     if cls in defined:
         return True
     return not _resolves(cls) and (
-        _in_package(cls.__module__, package) or cls.__module__ not in sys.modules
+        _in_package(cls.__module__, package)
+        or cls.__module__ not in sys.modules
         or cls.__module__ == "types"
     )
 
@@ -367,13 +368,10 @@ def describe(cls: type, name: str, public: dict[type, str] | None = None) -> Cla
             # inspect refuses some valid generated constructors (a field whose default *is*
             # ``inspect.Parameter.empty`` reads as "no default"); the fields say what it takes.
             params, signature_error = _from_fields(cls), None
-    fields = tuple(
-        FieldInfo(name=f.name, init=bool(f.init))
-        for f in dataclasses.fields(cls)  # type: ignore[arg-type]
-    )
+    fields = tuple(FieldInfo(name=f.name, init=bool(f.init)) for f in dataclasses.fields(cls))
     positional = [p.name for p in params or () if p.kind in POSITIONAL_KINDS]
-    declared = () if owner is not None else tuple(
-        (p, _declared_in(cls, p, public)) for p in positional
+    declared = (
+        () if owner is not None else tuple((p, _declared_in(cls, p, public)) for p in positional)
     )
     match_args = getattr(cls, "__match_args__", None)
     if match_args is not None and not isinstance(match_args, (tuple, list)):
@@ -398,8 +396,12 @@ def _constructor(cls: type) -> tuple[ParamInfo, ...]:
     """
     target = inspect.unwrap(cls)
     new = getattr(target, "__new__", None)
-    if getattr(new, "__wrapped__", None) is not None and inspect.unwrap(new) is object.__new__:
-        init = inspect.unwrap(target.__init__)  # type: ignore[misc]
+    if (
+        callable(new)
+        and getattr(new, "__wrapped__", None) is not None
+        and inspect.unwrap(new) is object.__new__
+    ):
+        init = inspect.unwrap(target.__init__)
         parameters = list(inspect.signature(init).parameters.values())[1:]
     else:
         parameters = list(inspect.signature(target).parameters.values())

@@ -1,4 +1,6 @@
-"""Field test of the API guard on two released versions of a real package (``tox -e field-metatests``).
+"""Field test of the API guard on two released versions of a real package.
+
+Run by ``tox -e field-metatests``.
 
 For a pair described by a JSON file next to this script (``openai_agents.json``):
 
@@ -34,7 +36,8 @@ _FINDINGS = """\
 import json, sys
 from metatests import check_package
 report = check_package(sys.argv[1], sys.argv[2])
-json.dump([[f.clause, f.code, f.subject, f.parameter, f in report.failures] for f in report.findings],
+failing = report.failures
+json.dump([[f.clause, f.code, f.subject, f.parameter, f in failing] for f in report.findings],
           sys.stdout)
 """
 
@@ -43,8 +46,18 @@ def _install(dist: str, version: str, target: Path) -> None:
     if (target / ".installed").exists():
         return
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-         "--no-warn-conflicts", "--target", str(target), f"{dist}=={version}"],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-warn-conflicts",
+            "--target",
+            str(target),
+            f"{dist}=={version}",
+        ],
         check=True,
     )
     (target / ".installed").write_text(version)
@@ -56,7 +69,11 @@ def _env(target: Path) -> dict[str, str]:
 
 def _run(args: list[str], target: Path, **kwargs: Any) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, *args], env=_env(target), text=True, capture_output=True, timeout=900,
+        [sys.executable, *args],
+        env=_env(target),
+        text=True,
+        capture_output=True,
+        timeout=900,
         **kwargs,
     )
 
@@ -68,14 +85,25 @@ def guard_verdict(config: dict[str, Any], old: Path, new: Path, work: Path) -> d
     excludes = [a for p, r in config["exclude"].items() for a in ("--exclude", f"{p}={r}")]
     started = time.monotonic()
     update = _run(
-        ["-m", "metatests", "update", package, "--baseline", str(baseline),
-         "--allow-existing", config["allow_existing"], *excludes],
+        [
+            "-m",
+            "metatests",
+            "update",
+            package,
+            "--baseline",
+            str(baseline),
+            "--allow-existing",
+            config["allow_existing"],
+            *excludes,
+        ],
         old,
     )
     print(update.stdout.splitlines()[0] if update.stdout else update.stderr.strip())
     if update.returncode != 0:
-        raise SystemExit(f"update on {config['old']} failed ({update.returncode}):\n"
-                         f"{update.stdout}{update.stderr}")
+        raise SystemExit(
+            f"update on {config['old']} failed ({update.returncode}):\n"
+            f"{update.stdout}{update.stderr}"
+        )
     check = _run(["-m", "metatests", "check", package, "--baseline", str(baseline)], new)
     elapsed = time.monotonic() - started
     print(check.stdout.splitlines()[0] if check.stdout else check.stderr.strip())
@@ -114,8 +142,9 @@ def reference(config: dict[str, Any], old: Path, new: Path, work: Path) -> dict[
         _run([script, "dump", config["package"], str(out), *excludes], target, check=True)
         dumps.append(out)
     out = work / "diff.json"
-    subprocess.run([sys.executable, script, "diff", str(dumps[0]), str(dumps[1]), str(out)],
-                   check=True)
+    subprocess.run(
+        [sys.executable, script, "diff", str(dumps[0]), str(dumps[1]), str(out)], check=True
+    )
     diff: dict[str, Any] = json.loads(out.read_text())
     return diff
 
@@ -145,8 +174,10 @@ def main(argv: list[str] | None = None) -> int:
     old, new = work / config["old"], work / config["new"]
     _install(config["distribution"], config["old"], old)
     _install(config["distribution"], config["new"], new)
-    print(f"installed {config['distribution']} {config['old']} and {config['new']}"
-          f" in {time.monotonic() - started:.0f} s")
+    print(
+        f"installed {config['distribution']} {config['old']} and {config['new']}"
+        f" in {time.monotonic() - started:.0f} s"
+    )
 
     diff = reference(config, old, new, work)
     expectation = HERE / f"expected-{config['distribution']}-{config['old']}-{config['new']}.json"
@@ -155,8 +186,10 @@ def main(argv: list[str] | None = None) -> int:
         expectation.write_text(text)
         print(f"wrote {expectation.name}")
     elif expectation.read_text() != text:
-        print(f"the independent diff no longer equals {expectation.name}: the environment"
-              f" differs (dependency versions?); compare {work / 'diff.json'}")
+        print(
+            f"the independent diff no longer equals {expectation.name}: the environment"
+            f" differs (dependency versions?); compare {work / 'diff.json'}"
+        )
         return 1
 
     guard = guard_verdict(config, old, new, work)
@@ -166,17 +199,21 @@ def main(argv: list[str] | None = None) -> int:
     for key in sorted(set(want) | set(guard["classes"])):
         got, exp = set(guard["classes"].get(key, [])), set(want.get(key, []))
         false_alarms, misses = sorted(got - exp), sorted(exp - got)
-        print(f"{key}: guard {len(got)}, independent {len(exp)},"
-              f" false alarms {len(false_alarms)}, misses {len(misses)}")
+        print(
+            f"{key}: guard {len(got)}, independent {len(exp)},"
+            f" false alarms {len(false_alarms)}, misses {len(misses)}"
+        )
         for name in false_alarms:
             print(f"  false alarm: {name}")
         for name in misses:
             print(f"  missed: {name}")
         ok = ok and not false_alarms and not misses
     breaks = sum(len(v) for v in diff["caller_breaks"].values())
-    print(f"independent: {len(diff['caller_breaks'])} classes with {breaks} caller-breaking"
-          f" changes, {len(diff['contract_only'])} with changes only M3's order rule rejects,"
-          f" {len(diff['match_args'])} __match_args__ changes")
+    print(
+        f"independent: {len(diff['caller_breaks'])} classes with {breaks} caller-breaking"
+        f" changes, {len(diff['contract_only'])} with changes only M3's order rule rejects,"
+        f" {len(diff['match_args'])} __match_args__ changes"
+    )
     print(f"guard: {guard['failures']} failures, {guard['notes']} notes, exit {guard['exit']}")
     print(f"field test {'PASSED' if ok else 'FAILED'} in {time.monotonic() - started:.0f} s")
     return 0 if ok else 1

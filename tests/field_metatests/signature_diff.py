@@ -54,7 +54,7 @@ def dump(package: str, patterns: list[str]) -> dict[str, Any]:
         try:
             modules[name] = importlib.import_module(name)
             return modules[name]
-        except BaseException as exc:  # noqa: BLE001 - anything a module does at import
+        except BaseException as exc:
             failures.append(name + ": " + type(exc).__name__)
             return None
 
@@ -75,9 +75,9 @@ def dump(package: str, patterns: list[str]) -> dict[str, Any]:
     def visit(cls: type, name: str) -> None:
         found.setdefault(name, cls)
         for attr, obj in vars(cls).items():
-            if isinstance(obj, type) and obj.__qualname__ == f"{cls.__qualname__}.{attr}":
-                if not attr.startswith("_"):
-                    visit(obj, f"{name}.{attr}")
+            nested = isinstance(obj, type) and obj.__qualname__ == f"{cls.__qualname__}.{attr}"
+            if nested and not attr.startswith("_"):
+                visit(obj, f"{name}.{attr}")
 
     for mod_name, module in sorted(modules.items()):
         for attr, obj in vars(module).items():
@@ -96,7 +96,7 @@ def dump(package: str, patterns: list[str]) -> dict[str, Any]:
                 continue
             try:
                 obj = getattr(module, attr)
-            except BaseException:  # noqa: BLE001
+            except BaseException:
                 failures.append(f"{mod_name}.{attr}: lazy load failed")
                 continue
             if not isinstance(obj, type) or id(obj) in seen:
@@ -148,13 +148,16 @@ def _breaks(old: list[list[Any]], new: list[list[Any]]) -> tuple[list[str], list
     breaks: list[str] = []
     contract: list[str] = []
     for i, name in enumerate(o_pos):  # a positional call reaching position i
-        if i >= len(n_pos) or n_pos[i] != name:
-            if "VAR_POSITIONAL" not in n_var or i < len(n_pos):
-                breaks.append(f"position {i} was `{name}`, now " + (f"`{n_pos[i]}`" if i < len(n_pos) else "nothing"))
+        moved = i >= len(n_pos) or n_pos[i] != name
+        if moved and ("VAR_POSITIONAL" not in n_var or i < len(n_pos)):
+            breaks.append(
+                f"position {i} was `{name}`, now "
+                + (f"`{n_pos[i]}`" if i < len(n_pos) else "nothing")
+            )
     for name, p in o_by.items():  # a keyword call
-        if p[1] in KEYWORD and (name not in n_by or n_by[name][1] not in KEYWORD):
-            if "VAR_KEYWORD" not in n_var or name in n_by:
-                breaks.append(f"`{name}` cannot be passed by keyword")
+        gone = p[1] in KEYWORD and (name not in n_by or n_by[name][1] not in KEYWORD)
+        if gone and ("VAR_KEYWORD" not in n_var or name in n_by):
+            breaks.append(f"`{name}` cannot be passed by keyword")
         if p[1] == "VAR_POSITIONAL" and "VAR_POSITIONAL" not in n_var:
             breaks.append(f"`*{name}` gone")
         if p[1] == "VAR_KEYWORD" and "VAR_KEYWORD" not in n_var:

@@ -17,13 +17,16 @@ MODEL = "from dataclasses import dataclass\n\n@dataclass(kw_only=True)\nclass P:
 
 def _valid(name: str) -> dict[str, object]:
     return {
-        "format": 1,
+        "format": 2,
         "package": name,
         "version": "1.0.0",
+        "max_positional": 0,
         "allowlist": {},
+        "exclude": {},
         "classes": {
             f"{name}.models.P": {
-                "fields": [{"name": "a", "has_default": False, "kw_only": True}],
+                "parameters": [{"name": "a", "kind": "keyword_only", "has_default": False}],
+                "fields": [{"name": "a", "init": True}],
                 "match_args": [],
             }
         },
@@ -34,18 +37,24 @@ def _valid(name: str) -> dict[str, object]:
     ("mutate", "message"),
     [
         (lambda d: d.pop("classes"), "the top level lacks 'classes'"),
+        (
+            lambda d: next(iter(d["classes"].values()))["parameters"][0].update(kind="kw"),
+            "parameter 0 'kind' must be one of positional_only, positional_or_keyword,",
+        ),
         (lambda d: d.update(extra=1), "the top level has unknown 'extra'"),
-        (lambda d: d.update(format=2), "'format' is 2; this metatests reads format 1"),
-        (lambda d: d.update(version=1), "'version' must be a string, not 1"),
-        (lambda d: d.update(allowlist=["x"]), "'allowlist' must be a JSON object"),
+        (lambda d: d.update(format=3), "'format' is 3; this metatests reads formats 1 and 2"),
+        (lambda d: d.update(version=1), "'version' must be a string, not a number"),
+        (lambda d: d.update(allowlist=["x"]), "'allowlist' must be a JSON object, not an array"),
+        (lambda d: d.update(max_positional=-1), "'max_positional' must be a non-negative integer"),
+        (lambda d: d.update(exclude={"x.*": ""}), "exclude entry 'x.*' has an empty reason"),
         (lambda d: d.update(allowlist={"x.Y": " "}), "allowlist entry 'x.Y' has an empty reason"),
         (
-            lambda d: next(iter(d["classes"].values()))["fields"][0].update(has_default="no"),
-            "field 0 'has_default' must be true or false, not \"no\"",
+            lambda d: next(iter(d["classes"].values()))["parameters"][0].update(has_default="no"),
+            "parameter 0 'has_default' must be true or false, not a string",
         ),
         (
             lambda d: next(iter(d["classes"].values())).update(match_args="a"),
-            "'match_args' must be a list of strings or null",
+            "'match_args' must be an array of strings or null, not a string",
         ),
     ],
 )

@@ -35,7 +35,9 @@ def _evolve(packages, name: str, body: str, *, version: str = "1.0.0", **kwargs:
     ("now", "code", "field"),
     [
         pytest.param("x: int\nz: int\ny: int = 0", "parameter-inserted", "z", id="without-default"),
-        pytest.param("x: int\nz: int = 5\ny: int = 0", "parameter-inserted", "z", id="with-default"),
+        pytest.param(
+            "x: int\nz: int = 5\ny: int = 0", "parameter-inserted", "z", id="with-default"
+        ),
     ],
 )
 def test_M3_field_inserted_in_the_middle_fails(
@@ -47,8 +49,10 @@ def test_M3_field_inserted_in_the_middle_fails(
     report = check_package(name, path)
 
     assert packages.failures(report) == [("M3", code, "models.Point", field)]
-    assert report.failures[0].change.startswith("inserted in the middle, before `y`")
-    assert "append `z` with a default" in report.failures[0].render()
+    assert report.failures[0].change.startswith("inserted keyword-only before `y`")
+    assert "move `z` after the last keyword-only parameter, with a default" in (
+        report.failures[0].render()
+    )
     assert "bump the major version to make this change" in report.failures[0].render()
 
 
@@ -61,7 +65,7 @@ def test_M3_field_appended_without_default_fails(packages, tmp_path: Path) -> No
     assert packages.failures(report) == [
         ("M3", "parameter-appended-without-default", "models.Point", "z")
     ]
-    assert report.failures[0].fix == "append `z` with a default"
+    assert report.failures[0].fix == "give `z` a default"
 
 
 def test_M3_field_appended_with_default_passes_and_update_records_it(
@@ -75,11 +79,11 @@ def test_M3_field_appended_with_default_passes_and_update_records_it(
     assert packages.notes(report) == [("M3", "parameter-appended", "models.Point", "z")]
 
     assert update_baseline(name, path).written
-    fields = load_baseline(path).classes[f"{name}.models.Point"].fields
-    assert [(f.name, f.has_default, f.kw_only) for f in fields] == [
-        ("x", False, True),
-        ("y", True, True),
-        ("z", True, True),
+    params = load_baseline(path).classes[f"{name}.models.Point"].parameters or ()
+    assert [(p.name, p.has_default, p.kind) for p in params] == [
+        ("x", False, "keyword_only"),
+        ("y", True, "keyword_only"),
+        ("z", True, "keyword_only"),
     ]
     assert check_package(name, path).findings == ()
 
@@ -176,7 +180,11 @@ def test_M3_major_bump_allows_a_break_and_update_records_it(packages, tmp_path: 
     assert result.written
     recorded = load_baseline(path)
     assert recorded.version == "2.0.0"
-    assert [f.name for f in recorded.classes[f"{name}.models.Point"].fields] == ["y", "x", "z"]
+    assert [p.name for p in recorded.classes[f"{name}.models.Point"].parameters or ()] == [
+        "y",
+        "x",
+        "z",
+    ]
     assert check_package(name, path).findings == ()
 
 
@@ -214,20 +222,23 @@ def test_M3_baseline_is_sorted_stable_json(packages, tmp_path: Path) -> None:
     data = json.loads(text)
     assert text == dumps_baseline(load_baseline(path))
     assert list(data) == sorted(data)
-    # One field per line: a change to a field is a one-line diff.
-    assert '        {"has_default": false, "kw_only": true, "name": "b"},\n' in text
+    # One parameter per line: a change to a parameter is a one-line diff.
+    assert '        {"has_default": false, "kind": "keyword_only", "name": "b"},\n' in text
     assert data == {
         "allowlist": {},
         "classes": {
             f"{name}.models.Point": {
-                "fields": [
-                    {"has_default": False, "kw_only": True, "name": "b"},
-                    {"has_default": True, "kw_only": True, "name": "a"},
-                ],
+                "fields": [{"init": True, "name": "b"}, {"init": True, "name": "a"}],
                 "match_args": [],
+                "parameters": [
+                    {"has_default": False, "kind": "keyword_only", "name": "b"},
+                    {"has_default": True, "kind": "keyword_only", "name": "a"},
+                ],
             }
         },
-        "format": 1,
+        "exclude": {},
+        "format": 2,
+        "max_positional": 0,
         "package": name,
         "version": "1.0.0",
     }
