@@ -39,10 +39,10 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from metatests.errors import BaselineError
-from metatests.model import KINDS, FieldInfo, Kind, ParamInfo
+from metatests.model import KINDS, FieldInfo, ParamInfo
 
 __all__ = [
     "FORMAT",
@@ -226,9 +226,9 @@ def _class_v2(entry: Any, where: str) -> RecordedClass:
 def _parameter(raw: Any, where: str) -> ParamInfo:
     item = _object(raw, where, {"name", "kind", "has_default"})
     kind = _string(item["kind"], f"{where} 'kind'")
-    if kind not in KINDS:
+    known = next((k for k in KINDS if k == kind), None)
+    if known is None:
         raise _Malformed(f"{where} 'kind' must be one of {', '.join(KINDS)}")
-    known = cast(Kind, kind)
     return ParamInfo(
         name=_string(item["name"], f"{where} 'name'"),
         kind=known,
