@@ -487,6 +487,7 @@ def _version(
     top = package.split(".")[0]
     candidates = list(dict.fromkeys(importlib.metadata.packages_distributions().get(top, [])))
     relative = Path(*package.split("."))
+    owners: dict[str, str] = {}
     for dist_name in candidates:
         try:
             dist = importlib.metadata.distribution(dist_name)
@@ -495,7 +496,10 @@ def _version(
         for suffix in ("", ".py"):
             where = os.path.realpath(str(dist.locate_file(str(relative) + suffix)))
             if where in locations and _dist_owns(dist, relative):
-                return dist.version
+                owners[dist_name] = dist.version
+    if owners:
+        # Several distributions sharing a namespace folder: none of their versions is its own.
+        return next(iter(owners.values())) if len(owners) == 1 else None
     if len(candidates) == 1:
         try:
             return importlib.metadata.version(candidates[0])
