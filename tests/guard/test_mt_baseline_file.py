@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -157,3 +158,139 @@ def test_M3_update_keeps_the_file_mode(packages, tmp_path: Path) -> None:
 
     assert update_baseline(name, path).written
     assert stat.S_IMODE(path.stat().st_mode) == 0o664
+
+
+def test_M3_duplicate_keys_are_refused_naming_them(
+    packages, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = packages.write({"models.py": MODEL})
+    path = tmp_path / "api.json"
+    text = json.dumps(_valid(name), indent=1)
+    entry = f'"{name}.models.P": '
+    tail = text.split(entry, 1)[1]
+    # Repeat the class entry and the top-level "version": JSON would keep the last copies.
+    duplicated = text.replace('"version": "1.0.0"', '"version": "1.0.0", "version": "0.9"')
+    block = tail.split("\n }", 1)[0]
+    duplicated = duplicated.replace(entry + block, entry + block + ",\n  " + entry + block)
+    path.write_text(duplicated)
+    before = path.read_bytes()
+
+    assert main(["update", name, "--baseline", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"polyloop-metatests: error: malformed baseline {path}: duplicate keys")
+    assert f"'{name}.models.P'" in err and "'version'" in err
+    assert path.read_bytes() == before
+
+
+def test_M3_parse_errors_name_the_key_and_type_never_the_value(
+    packages, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = packages.write({"models.py": MODEL})
+    path = tmp_path / "api.json"
+    for key, value in (
+        ("package", {"db_password": "hunter2-SECRET"}),
+        ("version", ["hunter2-SECRET"]),
+        ("allowlist", {"x.Y": {"token": "hunter2-SECRET"}}),
+    ):
+        data = _valid(name)
+        data[key] = value
+        path.write_text(json.dumps(data))
+        assert main(["check", name, "--baseline", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert "SECRET" not in err and "db_password" not in err and "token" not in err
+        assert "must be a string, not an " in err
+
+
+def test_M3_read_only_baseline_is_never_replaced(
+    packages, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = packages.write({"models.py": MODEL})
+    path = tmp_path / "api.json"
+    assert update_baseline(name, path).written
+    packages.write({"models.py": MODEL + "    b: int = 0\n"}, name=name)
+    os.chmod(path, 0o444)
+    before, inode = path.read_bytes(), path.stat().st_ino
+
+    assert main(["update", name, "--baseline", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        f"polyloop-metatests: error: baseline {path} is read-only (mode 0444); not replacing it"
+        f" — make it writable (`chmod u+w {path}`) to update it\n"
+    )
+    assert (path.read_bytes(), path.stat().st_ino) == (before, inode)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o444
+    assert main(["check", name, "--baseline", str(path)]) == 0  # reading is fine
+
+
+def test_M3_symlinked_baseline_is_written_through_the_link(packages, tmp_path: Path) -> None:
+    name = packages.write({"models.py": MODEL})
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "api.json"
+    assert update_baseline(name, target).written
+    link = tmp_path / "api.json"
+    link.symlink_to(target)
+    packages.write({"models.py": MODEL + "    b: int = 0\n"}, name=name)
+
+    assert update_baseline(name, link).written
+
+    assert link.is_symlink() and link.resolve() == target.resolve()
+    params = load_baseline(target).classes[f"{name}.models.P"].parameters or ()
+    assert [p.name for p in params] == ["a", "b"]
+    assert _listing(tmp_path) == ["api.json", "real"]
+
+
+def test_M3_stale_temporary_files_of_an_interrupted_update_are_cleaned(
+    packages, tmp_path: Path
+) -> None:
+    name = packages.write({"models.py": MODEL})
+    path = tmp_path / "api.json"
+    assert update_baseline(name, path).written
+    stale = tmp_path / ".api.json.k3x9_q2z.tmp"  # what kill -9 during update leaves
+    fresh = tmp_path / ".api.json.abcdefgh.tmp"  # a concurrent update, still writing
+    foreign = tmp_path / ".api.json.mine.tmp"  # not of the guard's naming
+    for p in (stale, fresh, foreign):
+        p.write_text("{")
+    old = time.time() - 3600
+    os.utime(stale, (old, old))
+    os.utime(foreign, (old, old))
+
+    assert check_package(name, path).ok
+
+    assert _listing(tmp_path) == [
+        ".api.json.abcdefgh.tmp",
+        ".api.json.mine.tmp",
+        "api.json",
+    ]
+
+
+def test_M3_kill_9_during_update_leaves_nothing_the_next_update_keeps(
+    packages, tmp_path: Path
+) -> None:
+    name = packages.write({"models.py": MODEL})
+    path = tmp_path / "api.json"
+    assert update_baseline(name, path).written
+    leftover = tmp_path / ".api.json.zz99zz99.tmp"
+    leftover.write_text('{"half": ')
+    old = time.time() - 120
+    os.utime(leftover, (old, old))
+    packages.write({"models.py": MODEL + "    b: int = 0\n"}, name=name)
+
+    assert update_baseline(name, path).written
+
+    assert _listing(tmp_path) == ["api.json"]
+
+
+def test_M4_missing_baseline_for_a_missing_package_does_not_suggest_update(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "api.json"
+
+    assert main(["check", "mtpkg_nowhere_to_be_found", "--baseline", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "polyloop-metatests: error: no importable package named 'mtpkg_nowhere_to_be_found'"
+        f" (is it installed or on sys.path?); nothing to check against {path}\n"
+    )
+
+
+def _listing(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name != "packages")
