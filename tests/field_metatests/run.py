@@ -14,7 +14,9 @@ For a pair described by a JSON file next to this script (``openai_agents.json``)
    (``--write-expectation`` rewrites it);
 4. the guard's verdict is compared with the expectation, class by class and clause by clause:
    any class the guard reports that the expectation does not (a false alarm), or the reverse (a
-   miss), fails the run.
+   miss), fails the run;
+5. (``smoke.json``) numpy and pandas, installed with pytest, are scanned: each scan must end in
+   a report with exit status 0 or 1, never a traceback.
 
 Exit status 0 when the guard agrees exactly, 1 otherwise.
 """
@@ -161,11 +163,53 @@ def expected_classes(diff: dict[str, Any]) -> dict[str, list[str]]:
     }
 
 
+def smoke(work: Path) -> bool:
+    """Scans that must end in a report (exit 0 or 1), never a traceback (``smoke.json``)."""
+    config = json.loads((HERE / "smoke.json").read_text())
+    target = work / "smoke"
+    if not (target / ".installed").exists():
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--no-warn-conflicts",
+                "--target",
+                str(target),
+                *config["install"],
+            ],
+            check=True,
+        )
+        (target / ".installed").write_text(" ".join(config["install"]))
+    ok = True
+    for package in config["scan"]:
+        baseline = work / f"smoke-{package}.json"
+        baseline.unlink(missing_ok=True)
+        started = time.monotonic()
+        run = _run(["-m", "metatests", "update", package, "--baseline", str(baseline)], target)
+        elapsed = time.monotonic() - started
+        lines = run.stdout.splitlines()
+        reported = bool(lines) and lines[0].startswith(f"{package} ")
+        crashed = "Traceback" in run.stdout + run.stderr or run.returncode not in (0, 1)
+        m4 = sum(1 for line in lines if line.startswith("  [M4]"))
+        verdict = "ok" if reported and not crashed else "CRASHED"
+        print(
+            f"smoke {package}: exit {run.returncode}, {m4} M4 findings, {elapsed:.1f} s: {verdict}"
+            f" ({lines[0] if lines else run.stderr.strip()[:200]})"
+        )
+        ok = ok and reported and not crashed
+    return ok
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("pair", nargs="?", default="openai_agents.json")
     parser.add_argument("--work", default=os.environ.get("FIELD_WORK", "/tmp/metatests-field"))
     parser.add_argument("--write-expectation", action="store_true")
+    parser.add_argument("--no-smoke", action="store_true", help="skip the numpy/pandas scans")
     args = parser.parse_args(argv)
     config = json.loads((HERE / args.pair).read_text())
     work = Path(args.work) / config["distribution"]
@@ -215,6 +259,8 @@ def main(argv: list[str] | None = None) -> int:
         f" {len(diff['match_args'])} __match_args__ changes"
     )
     print(f"guard: {guard['failures']} failures, {guard['notes']} notes, exit {guard['exit']}")
+    if not args.no_smoke:
+        ok = smoke(Path(args.work)) and ok
     print(f"field test {'PASSED' if ok else 'FAILED'} in {time.monotonic() - started:.0f} s")
     return 0 if ok else 1
 
