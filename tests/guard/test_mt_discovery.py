@@ -338,6 +338,7 @@ def test_M4_version_comes_from_the_distribution_providing_the_package(
         info = root / f"{dist.replace('-', '_')}-{version}.dist-info"
         info.mkdir()
         (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
+        (info / "top_level.txt").write_text(f"{name}\n")  # what Python 3.10 reads
         (info / "RECORD").write_text(
             f"{name}/{sub}/__init__.py,,\n{name}/{sub}/models.py,,\n{info.name}/METADATA,,\n"
         )

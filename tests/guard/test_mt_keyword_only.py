@@ -213,6 +213,8 @@ def test_M1_generated_constructor_that_inspect_refuses_is_read_from_the_fields(
 
                 @dataclass
                 class Schema:
+                    'A docstring: without one, @dataclass itself calls inspect.signature on 3.10.'
+
                     name: str
                     strict: bool = True
                     annotation: object = inspect.Parameter.empty
