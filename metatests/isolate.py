@@ -115,7 +115,8 @@ def _attempt(package: str, exclude: Sequence[str], skip: Sequence[str], timeout:
         result_path = Path(tmp) / "result.jsonl"
         result_path.touch()
         spec = {
-            "path": list(sys.path),
+            # "" means the working directory; the child runs in the same one.
+            "path": [p or os.getcwd() for p in sys.path],
             "home": str(Path(__file__).resolve().parent.parent),
             "package": package,
             "exclude": list(exclude),
@@ -130,7 +131,6 @@ def _attempt(package: str, exclude: Sequence[str], skip: Sequence[str], timeout:
                 stdout=out,
                 stderr=err,
                 start_new_session=True,
-                cwd=tmp,
             )
             try:
                 try:

@@ -120,6 +120,7 @@ def scan_in_process(
     root = walker.import_(package)
     if root is not None:
         walker.walk(root)
+        walker.load_exports()
 
     modules = {
         name: module
@@ -196,6 +197,27 @@ class _Walker:
         except BaseException as exc:
             self.failures[where] = one_line(exc)
             return None
+
+    def load_exports(self) -> None:
+        """Touch every name in the ``__all__`` of every public module once, before homes are
+        worked out: a module ``__getattr__`` may import the module defining a class only when
+        the name is first read (pydantic-ai's ``durable_exec``), and that module is a home."""
+        done: set[str] = set()
+        while True:
+            todo = {
+                name: module
+                for name, module in _package_modules(self.package).items()
+                if name not in done
+                and not _private(name, self.package)
+                and not is_excluded(name, self.exclude)
+            }
+            if not todo:
+                return
+            for name, module in todo.items():
+                done.add(name)
+                for attr in _exported_names(module, name, self):
+                    if not is_excluded(f"{name}.{attr}", self.exclude):
+                        self.attribute(module, name, attr)
 
     def walk(self, package: types.ModuleType) -> None:
         for name in self._children(package):

@@ -346,3 +346,27 @@ def test_M4_version_comes_from_the_distribution_providing_the_package(
     assert scan_package(f"{name}.beta").version == "7.0.1"
     assert scan_package(f"{name}.alpha").version == "1.2.0"
     assert scan_package(name).version is None  # a namespace of two: no single version
+
+
+def test_M4_class_whose_module_a_lazy_getattr_imports_is_found(packages) -> None:
+    # pydantic-ai's durable_exec: the defining (private) module is imported on first access.
+    name = packages.write(
+        {
+            "lazy/__init__.py": """
+                import importlib
+
+                __all__ = ["Context"]
+
+                def __getattr__(attr):
+                    if attr == "Context":
+                        return importlib.import_module("PKG.lazy._context").Context
+                    raise AttributeError(attr)
+            """,
+            "lazy/_context.py": KW + "@dataclass\nclass Context:\n    deps: int\n",
+        }
+    )
+
+    scan = scan_package(name)
+
+    assert _names(name) == ["lazy.Context"]
+    assert scan.classes[f"{name}.lazy.Context"].positional == ("deps",)
