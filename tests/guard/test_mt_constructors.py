@@ -391,3 +391,19 @@ def test_M3_format_1_baseline_is_read_and_migrated_without_false_alarms(
         {"has_default": True, "kind": "keyword_only", "name": "b"},
     ]
     assert check_package(name, path).findings == ()
+
+
+@pytest.mark.parametrize("order_matters", [True, False])
+def test_M3_keyword_only_insertion_follows_the_contract_order_rule(
+    packages, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, order_matters: bool
+) -> None:
+    monkeypatch.setattr("metatests.rules.KEYWORD_ONLY_ORDER", order_matters)
+    old = "@dataclass(kw_only=True)\nclass P:\n    a: int\n    b: int = 0\n"
+    new = "@dataclass(kw_only=True)\nclass P:\n    a: int\n    n: int = 0\n    b: int = 0\n"
+    name, path = _pair(packages, tmp_path, old, new)
+
+    report = check_package(name, path)
+
+    verdict = [("M3", "parameter-inserted", "models.P", "n")]
+    assert packages.failures(report) == (verdict if order_matters else [])
+    assert packages.notes(report) == ([] if order_matters else verdict)
