@@ -210,3 +210,25 @@ def test_M4_exclude_leaves_modules_out_and_is_recorded_with_its_reason(
     # A check-only exclusion (no reason needed) leaves a module out for this run only.
     assert check_package(name, path, exclude=[f"{name}.drivers.linux"]).classes == 1
     assert load_baseline(path).exclude == {pattern: "Windows only"}
+
+
+def test_M4_many_exclusions_render_as_one_count() -> None:
+    from metatests import Report
+
+    def render(n: int) -> str:
+        excluded = tuple((f"pkg.m{i}", "optional extra") for i in range(n))
+        return Report(
+            package="pkg",
+            version="1.0",
+            baseline_path="api.json",
+            baseline_version="1.0",
+            major_bump=False,
+            classes=1,
+            findings=(),
+            excluded=excluded,
+        ).render()
+
+    assert "excluded from the scan: pkg.m0 (optional extra); pkg.m1 (optional extra)" in render(2)
+    assert (
+        render(4).splitlines()[-1] == "excluded from the scan: 4 module patterns (see the baseline)"
+    )
