@@ -29,8 +29,7 @@ def main(spec: dict[str, Any]) -> None:
         emit({"scan": scan_to_json(scan)})
     except PackageNotFoundError as exc:
         emit({"not_found": str(exc)})
-    except BaseException as exc:  # the guard's own bug: report it through the parent
-        emit({"importing": spec["package"]})
-        os.write(2, f"metatests scan failed: {one_line(exc)}\n".encode())
+    except BaseException as exc:  # the guard's own bug: the parent reports it (exit 2)
+        emit({"internal_error": one_line(exc)})
     finally:
         os._exit(0)  # not sys.exit: no waiting for a scanned module's threads or atexit hooks

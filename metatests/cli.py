@@ -145,6 +145,9 @@ def _main(argv: Sequence[str] | None) -> int:
     except OSError as exc:
         print(f"{PROG}: error: cannot write baseline {args.baseline}: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:  # a bug of the guard: never exit 1, which means "check failed"
+        print(f"{PROG}: internal error (please report it): {exc!r}", file=sys.stderr)
+        return 2
 
     print(result.report.render(recorded=result.written))
     if not result.report.ok:

@@ -85,6 +85,10 @@ def scan_package(
         if result is not None:
             if "not_found" in result:
                 raise PackageNotFoundError(result["not_found"])
+            if "internal_error" in result:
+                raise MetatestsError(
+                    f"the scan of {package} failed inside the guard: {result['internal_error']}"
+                )
             if "scan" in result:
                 scan = scan_from_json(result["scan"])
                 failures = {f.module: f.error for f in scan.import_failures} | crashed
@@ -176,7 +180,7 @@ def _read_result(path: Path) -> tuple[dict[str, Any] | None, str | None]:
             continue
         if "importing" in event:
             in_progress = str(event["importing"])
-        elif "scan" in event or "not_found" in event:
+        elif "scan" in event or "not_found" in event or "internal_error" in event:
             result = event
     return result, in_progress
 

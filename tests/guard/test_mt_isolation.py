@@ -232,3 +232,21 @@ def test_M4_many_exclusions_render_as_one_count() -> None:
     assert (
         render(4).splitlines()[-1] == "excluded from the scan: 4 module patterns (see the baseline)"
     )
+
+
+def test_M4_a_bug_inside_the_guard_is_exit_2_never_1(
+    packages, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = packages.write({"fine.py": FINE})
+    path = tmp_path / "api.json"
+    assert update_baseline(name, path).written
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("bug in compare")
+
+    monkeypatch.setattr("metatests.operations.compare", broken)
+
+    assert main(["check", name, "--baseline", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        "polyloop-metatests: internal error (please report it): RuntimeError('bug in compare')\n"
+    )
