@@ -1,33 +1,25 @@
 """metatests: a reusable guard for the evolution of a package's public dataclasses (M1–M5).
 
-It fails when a public dataclass is not keyword-only, or when a recorded field is changed in any
-way other than being appended with a default, against a committed JSON baseline. Downstream
-packages use it in one line::
+It fails when a public dataclass's constructor takes positional parameters, or when a recorded
+constructor parameter is changed in any way other than being appended with a default, against
+a committed JSON baseline. Downstream packages use it in one line::
 
     from metatests import assert_api_stable
 
     def test_api() -> None:
-        assert_api_stable("mypkg", baseline="api.json")
+        assert_api_stable("mypkg", baseline="api.json")  # relative to the working directory
 
 or from the command line: ``polyloop-metatests check|update PACKAGE --baseline FILE``.
+The scan runs in a child process: nothing a scanned module does at import can crash the guard.
 """
 
-from metatests.baseline import (
-    Baseline,
-    BaselineError,
-    Finding,
-    MetatestsError,
-    RecordedClass,
-    Report,
-    UpdateResult,
-    assert_api_stable,
-    check_package,
-    compare,
-    load_baseline,
-    update_baseline,
-    write_baseline,
-)
-from metatests.scan import ClassInfo, FieldInfo, PackageNotFoundError, Scan, scan_package
+from metatests.errors import BaselineError, MetatestsError, PackageNotFoundError
+from metatests.fileformat import Baseline, RecordedClass, load_baseline, write_baseline
+from metatests.model import ClassInfo, FieldInfo, ImportFailure, ParamInfo, Scan
+from metatests.operations import UpdateResult, assert_api_stable, check_package, update_baseline
+from metatests.report import Finding, Report
+from metatests.rules import compare
+from metatests.scan import scan_package
 
 __all__ = [
     "Baseline",
@@ -35,8 +27,10 @@ __all__ = [
     "ClassInfo",
     "FieldInfo",
     "Finding",
+    "ImportFailure",
     "MetatestsError",
     "PackageNotFoundError",
+    "ParamInfo",
     "RecordedClass",
     "Report",
     "Scan",

@@ -2,19 +2,22 @@
 
 Exit status: 0 the API is compatible with the baseline (notes may say what ``update`` would
 record), 1 the check failed (or ``update`` refused to record a breaking change), 2 usage error or
-unusable input (missing or malformed baseline, unknown package), always as one line on stderr.
+unusable input (missing, malformed or read-only baseline, unknown package), always as one line
+on stderr; 130 interrupted (Ctrl-C). A scanned module that crashes, exits or hangs is an M4
+failure (exit 1), never a crash of the guard.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import shlex
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import NoReturn
 
-from metatests.baseline import FORMAT, MetatestsError, Report, check_package, update_baseline
+from metatests.errors import MetatestsError
+from metatests.isolate import DEFAULT_TIMEOUT
+from metatests.operations import check_package, update_baseline
 
 __all__ = ["main"]
 
@@ -35,7 +38,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG,
         description="Guard the evolution of a package's public dataclasses against a committed"
-        " baseline: keyword-only constructors, fields only appended with a default.",
+        " baseline: keyword-only constructors, parameters only appended with a default.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="{check,update}")
     for name, help_text in (
@@ -49,36 +52,68 @@ def _parser() -> argparse.ArgumentParser:
         command = commands.add_parser(name, help=help_text, description=help_text)
         command.add_argument("package", metavar="PACKAGE", help="importable package name")
         command.add_argument(
-            "--baseline", metavar="FILE", required=True, help="the committed baseline JSON file"
+            "--baseline",
+            metavar="FILE",
+            required=True,
+            help="the committed baseline JSON file (relative to the working directory)",
         )
+        command.add_argument(
+            "--exclude",
+            metavar="PATTERN[=REASON]",
+            action="append",
+            default=[],
+            help="leave out modules matching this dotted fnmatch pattern (and everything below"
+            " them); repeatable. `update` records it in the baseline and needs the reason",
+        )
+        command.add_argument(
+            "--max-positional",
+            metavar="N",
+            type=int,
+            default=None,
+            help="positional constructor parameters allowed per class (default 0); recorded by"
+            " `update`, and `check` refuses a value other than the recorded one",
+        )
+        command.add_argument(
+            "--timeout",
+            metavar="SECONDS",
+            type=float,
+            default=DEFAULT_TIMEOUT,
+            help=f"time one scan attempt may take (default {DEFAULT_TIMEOUT:g}); a module that"
+            " hangs is reported under M4",
+        )
+        if name == "update":
+            command.add_argument(
+                "--allow-existing",
+                metavar="REASON",
+                default=None,
+                help="adopt the guard on a package with positional dataclasses: write each"
+                " class M1 rejects today into the allowlist with this reason",
+            )
     return parser
 
 
-def _starter_hint(package: str, baseline: str, report: Report) -> str:
-    """How to adopt the guard on a package that already has positional dataclasses.
-
-    The allowlist needs a human reason per class, so the tool cannot write it; it prints the
-    file to start from instead, with empty reasons that the baseline reader rejects until filled.
-    """
-    positional = sorted({f.subject for f in report.failures if f.code == "positional"})
-    if not positional:
-        return ""
-    starter = {
-        "allowlist": dict.fromkeys(positional, ""),
-        "classes": {},
-        "format": FORMAT,
-        "package": package,
-        "version": None,
-    }
-    return (
-        f"to keep them positional, create {baseline} with a reason for each, then run update:"
-        f" {json.dumps(starter, sort_keys=True)}"
-    )
+def _excludes(values: Sequence[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for value in values:
+        pattern, _, reason = value.partition("=")
+        if not pattern.strip():
+            raise _UsageError(f"--exclude {value!r}: the pattern is empty")
+        out[pattern.strip()] = reason.strip()
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    try:
         args = _parser().parse_args(argv)
+        excludes = _excludes(args.exclude)
     except _UsageError as exc:
         print(f"{PROG}: error: {exc} (see {PROG} --help)", file=sys.stderr)
         return 2
@@ -87,23 +122,44 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         if args.command == "check":
-            report = check_package(args.package, args.baseline)
+            report = check_package(
+                args.package,
+                args.baseline,
+                exclude=list(excludes),
+                max_positional=args.max_positional,
+                timeout=args.timeout,
+            )
             print(report.render())
             return 0 if report.ok else 1
-        result = update_baseline(args.package, args.baseline)
+        result = update_baseline(
+            args.package,
+            args.baseline,
+            exclude=excludes,
+            max_positional=args.max_positional,
+            allow_existing=args.allow_existing,
+            timeout=args.timeout,
+        )
     except MetatestsError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
         print(f"{PROG}: error: cannot write baseline {args.baseline}: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:  # a bug of the guard: never exit 1, which means "check failed"
+        print(f"{PROG}: internal error (please report it): {exc!r}", file=sys.stderr)
+        return 2
 
     print(result.report.render(recorded=result.written))
     if not result.report.ok:
         print(f"baseline {args.baseline} not written: fix the problems above first")
-        hint = _starter_hint(args.package, args.baseline, result.report)
-        if hint and not Path(args.baseline).exists():
-            print(hint)
+        if any(f.clause == "M1" for f in result.report.failures):
+            command = shlex.join(
+                [PROG, "update", args.package, "--baseline", args.baseline, "--allow-existing"]
+            )
+            print(
+                "to keep the classes M1 rejects positional, allowlist them with a reason:"
+                f" {command} 'why they stay positional'"
+            )
         return 1
     if result.written:
         n = result.report.classes

@@ -1,13 +1,15 @@
 """Discover the public dataclasses of a package and measure their constructors (M1, M4, M5).
 
-Public (M4) means either
+This module runs **inside the scan's child process** (see ``isolate``); ``scan_package`` is the
+public entry point that starts it. Public (M4) means either
 
 * defined in a module whose dotted path has no ``_``-prefixed part, under a qualified name with no
   ``_``-prefixed part (nested classes count: ``Outer.Inner`` is public when both names are), or
-* listed in the ``__all__`` of such a public module, even when defined in a private module or
-  under a private name. It is then recorded under the public name a caller imports it by (the
-  shortest exporting module, then alphabetical), so moving the implementation between private
-  modules does not look like a removal.
+* bound under a public name listed in the ``__all__`` of such a public module, even when defined
+  in a private module, under a private name, or by ``make_dataclass`` under another name. It is
+  then recorded under the public name a caller imports it by (the shortest exporting module, then
+  alphabetical), so moving the implementation between private modules does not look like a
+  removal.
 
 A class counts once, at its home: ``cls.__module__`` + ``cls.__qualname__`` when that path leads
 back to the class. Classes whose path does not resolve (``make_dataclass`` before Python 3.12
@@ -17,25 +19,41 @@ are never counted, even when re-exported: their evolution is their own package's
 
 Privacy is judged below the scanned package, so scanning ``_vendor.lib`` explicitly works.
 
-The scan imports every public module; ``walk_packages`` also imports each package it descends
-into, private ones included. Private plain modules are not imported, so a ``__main__`` or a
-platform-specific helper never runs during a scan. Any import failure is recorded, never skipped.
+The scan imports every public module and package, namespace sub-folders (no ``__init__.py``)
+included. Private modules and packages are never imported by the scan itself (only when a public
+module imports them), so nothing below a private package can fail the check, and a ``__main__``
+never runs. Modules matching an ``--exclude`` pattern are neither imported nor judged. Any other
+import failure is recorded, never skipped.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import importlib
 import importlib.metadata
 import importlib.util
 import inspect
+import os
 import pkgutil
 import re
 import sys
 import types
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterator, Sequence
+from pathlib import Path
 from typing import Any
+
+from metatests.errors import MetatestsError, PackageNotFoundError
+from metatests.isolate import scan_package
+from metatests.model import (
+    POSITIONAL_KINDS,
+    ClassInfo,
+    FieldInfo,
+    ImportFailure,
+    Kind,
+    ParamInfo,
+    Scan,
+)
 
 __all__ = [
     "ClassInfo",
@@ -43,66 +61,26 @@ __all__ = [
     "ImportFailure",
     "MetatestsError",
     "PackageNotFoundError",
+    "ParamInfo",
     "Scan",
+    "is_excluded",
     "is_private_path",
     "major_version",
+    "scan_in_process",
     "scan_package",
 ]
-
-
-class MetatestsError(Exception):
-    """A usage or input error (exit status 2): the check could not be run at all."""
-
-
-class PackageNotFoundError(MetatestsError):
-    """The package to scan cannot be found at all: a usage error, not a failed check."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class FieldInfo:
-    """One dataclass field as a caller of the constructor sees it."""
-
-    name: str
-    has_default: bool
-    kw_only: bool
-    declared_in: str = ""
-    """Qualified name of the class whose body declares the field; for messages only."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ClassInfo:
-    """What the baseline records about one public dataclass, plus what M1 needs."""
-
-    name: str
-    """Public qualified name: ``package.module.Class`` or ``package.module.Outer.Inner``."""
-    fields: tuple[FieldInfo, ...]
-    match_args: tuple[str, ...] | None
-    positional: tuple[str, ...]
-    """Constructor parameters a caller may pass positionally (M1 wants none)."""
-    signature_error: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class ImportFailure:
-    module: str
-    """The module, or ``module.name`` for a name in its ``__all__`` whose lazy load failed."""
-    error: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class Scan:
-    package: str
-    version: str | None
-    classes: dict[str, ClassInfo]
-    """Public dataclasses by public qualified name, sorted."""
-    import_failures: tuple[ImportFailure, ...]
-    modules: tuple[str, ...]
-    """Modules imported by the scan, sorted."""
 
 
 def is_private_path(dotted: str) -> bool:
     """True when any part of a dotted module path or qualified name starts with ``_``."""
     return any(part.startswith("_") for part in dotted.split("."))
+
+
+def is_excluded(dotted: str, patterns: Collection[str]) -> bool:
+    """True when ``dotted`` or a package above it matches one of the ``fnmatch`` patterns."""
+    parts = dotted.split(".")
+    prefixes = [".".join(parts[: i + 1]) for i in range(len(parts))]
+    return any(fnmatch.fnmatchcase(p, pattern) for p in prefixes for pattern in patterns)
 
 
 def major_version(version: str | None) -> int | None:
@@ -113,82 +91,174 @@ def major_version(version: str | None) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def scan_package(package: str) -> Scan:
-    """Import every public module of ``package`` and describe its public dataclasses.
+Progress = Callable[[str], None]
 
-    Raises PackageNotFoundError when the package cannot be found; every other import error is
-    recorded in ``Scan.import_failures`` (the caller decides that the check fails).
+
+def scan_in_process(
+    package: str,
+    *,
+    exclude: Sequence[str] = (),
+    skip: Collection[str] = (),
+    progress: Progress | None = None,
+) -> Scan:
+    """Import every public module of ``package`` here and describe its public dataclasses.
+
+    ``skip`` names modules (or ``module.attr``) not to touch: the parent found that they kill or
+    hang the process. ``progress`` is told each name before it is imported or loaded, so that
+    the parent can name the culprit when the process dies. Raises PackageNotFoundError when the
+    package cannot be found; every other import error is recorded in ``Scan.import_failures``.
     """
     try:
         spec = importlib.util.find_spec(package)
-    except (ImportError, ValueError) as exc:
-        raise PackageNotFoundError(f"cannot find package {package!r}: {_one_line(exc)}") from exc
+    except BaseException as exc:  # a parent package may fail at import in any way
+        raise PackageNotFoundError(f"cannot find package {package!r}: {one_line(exc)}") from None
     if spec is None:
         raise PackageNotFoundError(
             f"no importable package named {package!r} (is it installed or on sys.path?)"
         )
-
-    failures: dict[str, str] = {}
-    imported: list[str] = []
-    root = _import(package, failures)
+    walker = _Walker(package, exclude=exclude, skip=skip, progress=progress or (lambda _: None))
+    root = walker.import_(package)
     if root is not None:
-        imported.append(package)
-        for module_name in _walk(root, failures):
-            if _private(module_name, package) or module_name in failures:
-                continue
-            if _import(module_name, failures) is not None:
-                imported.append(module_name)
+        walker.walk(root)
+        walker.load_exports()
 
-    modules = _package_modules(package)
-    classes = _public_dataclasses(package, modules, failures)
+    modules = {
+        name: module
+        for name, module in _package_modules(package).items()
+        if not is_excluded(name, exclude)
+    }
+    classes = _public_dataclasses(package, modules, walker)
     return Scan(
         package=package,
-        version=_version(package, root),
+        version=_version(package, root, spec),
         classes={name: classes[name] for name in sorted(classes)},
         import_failures=tuple(
-            ImportFailure(module=name, error=failures[name]) for name in sorted(failures)
+            ImportFailure(module=name, error=walker.failures[name])
+            for name in sorted(walker.failures)
         ),
-        modules=tuple(sorted(imported)),
+        modules=tuple(sorted(walker.imported)),
+        excluded=tuple(exclude),
     )
+
+
+def one_line(exc: BaseException) -> str:
+    try:
+        text = " ".join(str(exc).split())
+    except BaseException:  # an exception whose __str__ fails still has a type
+        text = "<str() failed>"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _private(name: str, package: str) -> bool:
     return is_private_path(name[len(package) + 1 :]) if name != package else False
 
 
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+class _Walker:
+    """Imports the public modules, recording every failure; never lets one escape."""
+
+    def __init__(
+        self, package: str, *, exclude: Sequence[str], skip: Collection[str], progress: Progress
+    ) -> None:
+        self.package = package
+        self.exclude = exclude
+        self.skip = skip
+        self.progress = progress
+        self.failures: dict[str, str] = {}
+        self.imported: list[str] = []
+
+    def import_(self, name: str) -> types.ModuleType | None:
+        if name in self.skip:
+            return None  # the parent records why
+        self.progress(name)
+        try:
+            module = importlib.import_module(name)
+        except BaseException as exc:  # pytest's Skipped, SystemExit, KeyboardInterrupt...
+            self.failures[name] = one_line(exc)
+            return None
+        self.imported.append(name)
+        return module
+
+    def attribute(self, module: types.ModuleType, module_name: str, attr: str) -> object:
+        """``getattr``, recording a failure: a module ``__getattr__`` may import lazily, and fail.
+
+        A name listed in ``__all__`` that cannot be loaded is an import failure (``from m import
+        *`` would raise), so it is reported as ``module.name`` rather than skipped.
+        """
+        where = f"{module_name}.{attr}"
+        if where in self.skip:
+            return None
+        if attr in vars(module):
+            return vars(module)[attr]
+        self.progress(where)
+        try:
+            return getattr(module, attr)
+        except AttributeError:
+            return None  # a stale __all__ entry is not this guard's concern
+        except BaseException as exc:
+            self.failures[where] = one_line(exc)
+            return None
+
+    def load_exports(self) -> None:
+        """Touch every name in the ``__all__`` of every public module once, before homes are
+        worked out: a module ``__getattr__`` may import the module defining a class only when
+        the name is first read (pydantic-ai's ``durable_exec``), and that module is a home."""
+        done: set[str] = set()
+        while True:
+            todo = {
+                name: module
+                for name, module in _package_modules(self.package).items()
+                if name not in done
+                and not _private(name, self.package)
+                and not is_excluded(name, self.exclude)
+            }
+            if not todo:
+                return
+            for name, module in todo.items():
+                done.add(name)
+                for attr in _exported_names(module, name, self):
+                    if not is_excluded(f"{name}.{attr}", self.exclude):
+                        self.attribute(module, name, attr)
+
+    def walk(self, package: types.ModuleType) -> None:
+        for name in self._children(package):
+            if _private(name, self.package) or is_excluded(name, self.exclude):
+                continue
+            module = self.import_(name)
+            if module is not None and hasattr(module, "__path__"):
+                self.walk(module)
+
+    def _children(self, package: types.ModuleType) -> list[str]:
+        try:
+            path = list(getattr(package, "__path__", None) or ())
+        except BaseException:
+            return []
+        prefix = package.__name__ + "."
+        names = {info.name for info in pkgutil.iter_modules(path, prefix)}
+        # iter_modules only lists folders with an __init__.py; namespace sub-folders are
+        # importable too, and a public class defined there is public.
+        for entry in path:
+            try:
+                children = sorted(os.scandir(entry), key=lambda e: e.name)
+            except OSError:
+                continue
+            for child in children:
+                if (
+                    child.name.isidentifier()
+                    and child.is_dir()
+                    and not os.path.exists(os.path.join(child.path, "__init__.py"))
+                    and _holds_python(child.path)
+                ):
+                    names.add(prefix + child.name)
+        return sorted(names)
 
 
-def _import(name: str, failures: dict[str, str]) -> types.ModuleType | None:
-    try:
-        return importlib.import_module(name)
-    except (Exception, SystemExit) as exc:  # a module may fail in any way; record, never skip
-        failures[name] = _one_line(exc)
-        return None
-
-
-def _walk(root: types.ModuleType, failures: dict[str, str]) -> list[str]:
-    path = getattr(root, "__path__", None)
-    if path is None:  # a plain module: nothing below it
-        return []
-
-    def onerror(name: str) -> None:
-        # walk_packages calls this from inside its `except`, so the exception is still current.
-        exc = sys.exc_info()[1]
-        failures[name] = _one_line(exc) if exc is not None else "failed to import"
-
-    names: list[str] = []
-    try:
-        for info in pkgutil.walk_packages(path, root.__name__ + ".", onerror=onerror):
-            names.append(info.name)
-    except SystemExit as exc:
-        # walk_packages only catches Exception; it yields a package before importing it, so the
-        # last name is the culprit. The walk cannot resume, and the failure fails the check.
-        if names:
-            failures[names[-1]] = _one_line(exc)
-    return sorted(names)
+def _holds_python(folder: str) -> bool:
+    """True when a folder has a ``.py`` file at any depth (a data folder is not a package)."""
+    for _root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if d.isidentifier()]
+        if any(f.endswith(".py") for f in files):
+            return True
+    return False
 
 
 def _package_modules(package: str) -> dict[str, types.ModuleType]:
@@ -212,8 +282,8 @@ def _resolves(cls: type) -> bool:
         for part in cls.__qualname__.split("."):
             if obj is None:
                 return False
-            obj = getattr(obj, part, None)
-    except Exception:  # a module __getattr__ that fails means: not found there
+            obj = inspect.getattr_static(obj, part, None)
+    except BaseException:  # a strange module or class means: not found there
         return False
     return obj is cls
 
@@ -248,7 +318,7 @@ def _nested(cls: type, name: str) -> Iterator[tuple[type, str]]:
 
 
 def _public_dataclasses(
-    package: str, modules: dict[str, types.ModuleType], failures: dict[str, str]
+    package: str, modules: dict[str, types.ModuleType], walker: _Walker
 ) -> dict[str, ClassInfo]:
     defined = {
         inner: name
@@ -257,15 +327,16 @@ def _public_dataclasses(
     }
     public = {cls: name for cls, name in defined.items() if not _private(name, package)}
 
-    # Re-exports: a class listed in a public module's __all__ is public under that name.
+    # Re-exports: a class bound under a name in a public module's __all__ is public under it.
     exported: dict[type, str] = {}
     for module_name, module in modules.items():
         if _private(module_name, package):
             continue
-        names = _exported_names(module, module_name, failures)
-        for attr in names:
-            obj = _lazy_attribute(module, module_name, attr, failures)
-            if not isinstance(obj, type) or obj in public or obj not in defined:
+        for attr in _exported_names(module, module_name, walker):
+            if is_excluded(f"{module_name}.{attr}", walker.exclude):
+                continue
+            obj = walker.attribute(module, module_name, attr)
+            if not isinstance(obj, type) or obj in public or not _ours(obj, defined, package):
                 continue  # not a class, already public, or defined outside the package
             candidate = f"{module_name}.{attr}"
             best = exported.get(obj)
@@ -277,116 +348,194 @@ def _public_dataclasses(
                 public.setdefault(inner, inner_name)
 
     return {
-        name: _describe(cls, name, public)
+        name: describe(cls, name, public)
         for cls, name in public.items()
         if dataclasses.is_dataclass(cls)
     }
 
 
-def _exported_names(
-    module: types.ModuleType, module_name: str, failures: dict[str, str]
-) -> list[str]:
+def _ours(cls: type, defined: dict[type, str], package: str) -> bool:
+    """Defined in the package: found at home there, or homeless (``make_dataclass`` bound under
+    another name, ``__module__`` pointing into the package or at ``types``)."""
+    if cls in defined:
+        return True
+    return not _resolves(cls) and (
+        _in_package(cls.__module__, package)
+        or cls.__module__ not in sys.modules
+        or cls.__module__ == "types"
+    )
+
+
+def _exported_names(module: types.ModuleType, module_name: str, walker: _Walker) -> list[str]:
     try:
         names = getattr(module, "__all__", None)
-    except Exception as exc:  # a module __getattr__ may compute __all__, and fail
-        failures[f"{module_name}.__all__"] = _one_line(exc)
+    except BaseException as exc:  # a module __getattr__ may compute __all__, and fail
+        walker.failures[f"{module_name}.__all__"] = one_line(exc)
         return []
     if not isinstance(names, (list, tuple)):
         return []
     return [name for name in names if isinstance(name, str)]
 
 
-def _lazy_attribute(
-    module: types.ModuleType, module_name: str, attr: str, failures: dict[str, str]
-) -> object:
-    """``getattr``, recording a failure: a module ``__getattr__`` may import lazily, and fail.
-
-    A name listed in ``__all__`` that cannot be loaded is an import failure (``from m import *``
-    would raise), so it is reported as ``module.name`` rather than skipped.
-    """
+def describe(cls: type, name: str, public: dict[type, str] | None = None) -> ClassInfo:
+    """Measure one dataclass: its constructor, its fields, ``__match_args__``, fix-it details."""
+    public = public or {}
+    owner = _hand_written_init(cls)
     try:
-        return getattr(module, attr)
-    except AttributeError:
-        return None  # a stale __all__ entry is not this guard's concern
-    except Exception as exc:
-        failures[f"{module_name}.{attr}"] = _one_line(exc)
-        return None
-
-
-def _describe(cls: type, name: str, public: dict[type, str]) -> ClassInfo:
-    try:
-        params: dict[str, inspect.Parameter] | None = dict(inspect.signature(cls).parameters)
+        params: tuple[ParamInfo, ...] | None = _constructor(cls)
         signature_error = None
-    except (TypeError, ValueError) as exc:
-        params, signature_error = None, _one_line(exc)
-
-    fields = []
-    for f in dataclasses.fields(cls):
-        param = params.get(f.name) if params is not None else None
-        if param is not None:
-            # The constructor is what callers see, so a hand-written __init__ is judged by it.
-            has_default = param.default is not inspect.Parameter.empty
-            kw_only = param.kind is inspect.Parameter.KEYWORD_ONLY
-        else:
-            has_default = (
-                f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
-            )
-            kw_only = f.kw_only is True
-        fields.append(
-            FieldInfo(
-                name=f.name,
-                has_default=has_default,
-                kw_only=kw_only,
-                declared_in=_declared_in(cls, f.name, public),
-            )
-        )
-
-    positional = tuple(
-        p.name
-        for p in (params or {}).values()
-        if p.kind
-        in (
-            inspect.Parameter.POSITIONAL_ONLY,
-            inspect.Parameter.POSITIONAL_OR_KEYWORD,
-            inspect.Parameter.VAR_POSITIONAL,
-        )
+    except Exception as exc:
+        params, signature_error = None, one_line(exc)
+        if owner is None:
+            # inspect refuses some valid generated constructors (a field whose default *is*
+            # ``inspect.Parameter.empty`` reads as "no default"); the fields say what it takes.
+            params, signature_error = _from_fields(cls), None
+    fields = tuple(FieldInfo(name=f.name, init=bool(f.init)) for f in dataclasses.fields(cls))
+    positional = [p.name for p in params or () if p.kind in POSITIONAL_KINDS]
+    declared = (
+        () if owner is not None else tuple((p, _declared_in(cls, p, public)) for p in positional)
     )
     match_args = getattr(cls, "__match_args__", None)
     if match_args is not None and not isinstance(match_args, (tuple, list)):
         match_args = (repr(match_args),)  # invalid for `match` anyway; still record a change
     return ClassInfo(
         name=name,
-        fields=tuple(fields),
+        parameters=params,
+        fields=fields,
         match_args=None if match_args is None else tuple(str(arg) for arg in match_args),
-        positional=positional,
         signature_error=signature_error,
+        declared_in=declared,
+        init_owner=None if owner is None else public.get(owner) or _qualified(owner),
     )
 
 
-def _declared_in(cls: type, field_name: str, public: dict[type, str]) -> str:
+def _constructor(cls: type) -> tuple[ParamInfo, ...]:
+    """The parameters a caller passes to ``cls(...)``, decorators unwrapped.
+
+    ``deprecated`` (``warnings``/``typing_extensions``) replaces ``__new__`` with a
+    ``(*args, **kwargs)`` wrapper of ``object.__new__``; ``inspect.signature`` would then report
+    that wrapper, hiding the real constructor, which is ``__init__``.
+    """
+    target = inspect.unwrap(cls)
+    new = getattr(target, "__new__", None)
+    if (
+        callable(new)
+        and getattr(new, "__wrapped__", None) is not None
+        and inspect.unwrap(new) is object.__new__
+    ):
+        init = inspect.unwrap(target.__init__)
+        parameters = list(inspect.signature(init).parameters.values())[1:]
+    else:
+        parameters = list(inspect.signature(target).parameters.values())
+    return tuple(
+        ParamInfo(name=p.name, kind=_kind(p), has_default=p.default is not inspect.Parameter.empty)
+        for p in parameters
+    )
+
+
+def _from_fields(cls: type) -> tuple[ParamInfo, ...]:
+    """The generated ``__init__``'s parameters, from the dataclass fields (and ``InitVar``s):
+    positional ones first, then keyword-only ones, each in declaration order."""
+    taken = [
+        f
+        for f in getattr(cls, "__dataclass_fields__", {}).values()
+        if f.init and f._field_type is not dataclasses._FIELD_CLASSVAR  # type: ignore[attr-defined]
+    ]
+    params = [
+        ParamInfo(
+            name=f.name,
+            kind="keyword_only" if f.kw_only is True else "positional_or_keyword",
+            has_default=f.default is not dataclasses.MISSING
+            or f.default_factory is not dataclasses.MISSING,
+        )
+        for f in taken
+    ]
+    return tuple(
+        sorted(params, key=lambda p: p.kind == "keyword_only")  # stable: order kept per group
+    )
+
+
+def _kind(param: inspect.Parameter) -> Kind:
+    kind: Kind = param.kind.name.lower()  # type: ignore[assignment]
+    return kind
+
+
+def _hand_written_init(cls: type) -> type | None:
+    """The class whose own ``__init__`` is not the one ``@dataclass`` generated, if any."""
+    for klass in cls.__mro__:
+        init = vars(klass).get("__init__")
+        if init is None:
+            continue
+        if klass is object:
+            return None
+        code = getattr(inspect.unwrap(init), "__code__", None)
+        # dataclasses compiles the __init__ it generates from a string, on every Python.
+        return None if code is not None and code.co_filename == "<string>" else klass
+    return None
+
+
+def _qualified(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _declared_in(cls: type, param: str, public: dict[type, str]) -> str:
+    """The nearest class in the MRO whose body annotates ``param``: where it must change."""
     for base in cls.__mro__:
         try:
             annotations = inspect.get_annotations(base)
         except Exception:  # an unreadable annotation only costs the message its detail
             continue
-        if field_name in annotations:
-            return public.get(base) or f"{base.__module__}.{base.__qualname__}"
-    return public.get(cls, cls.__qualname__)
+        if param in annotations:
+            return public.get(base) or _qualified(base)
+    return public.get(cls) or _qualified(cls)
 
 
-def _version(package: str, root: types.ModuleType | None) -> str | None:
-    """``__version__`` if the package has one, else its distribution's metadata version."""
+def _version(
+    package: str, root: types.ModuleType | None, spec: importlib.machinery.ModuleSpec
+) -> str | None:
+    """``__version__`` if the package has one, else the version of the distribution that
+    installed the scanned package's files (a namespace package like ``google`` is provided by
+    several distributions: the one holding this very folder counts)."""
     try:
-        version = getattr(root, "__version__", None)
-    except Exception:  # a lazy module __getattr__ failing: fall back to the metadata
+        version = inspect.getattr_static(root, "__version__", None) if root else None
+    except BaseException:
         version = None
     if isinstance(version, str):
         return version
+    locations = {
+        os.path.realpath(p)
+        for p in [*(spec.submodule_search_locations or ()), *([spec.origin] if spec.origin else [])]
+    }
     top = package.split(".")[0]
-    candidates = [top, *importlib.metadata.packages_distributions().get(top, [])]
-    for dist in candidates:
+    candidates = list(dict.fromkeys(importlib.metadata.packages_distributions().get(top, [])))
+    relative = Path(*package.split("."))
+    owners: dict[str, str] = {}
+    for dist_name in candidates:
         try:
-            return importlib.metadata.version(dist)
+            dist = importlib.metadata.distribution(dist_name)
         except importlib.metadata.PackageNotFoundError:
             continue
+        for suffix in ("", ".py"):
+            where = os.path.realpath(str(dist.locate_file(str(relative) + suffix)))
+            if where in locations and _dist_owns(dist, relative):
+                owners[dist_name] = dist.version
+    if owners:
+        # Several distributions sharing a namespace folder: none of their versions is its own.
+        return next(iter(owners.values())) if len(owners) == 1 else None
+    if len(candidates) == 1:
+        try:
+            return importlib.metadata.version(candidates[0])
+        except importlib.metadata.PackageNotFoundError:
+            return None
     return None
+
+
+def _dist_owns(dist: importlib.metadata.Distribution, relative: Path) -> bool:
+    files = dist.files
+    if files is None:
+        return True  # no RECORD: trust the location
+    prefix = relative.parts
+    return any(
+        f.parts[: len(prefix)] == prefix or f.parts == (*prefix[:-1], prefix[-1] + ".py")
+        for f in files
+    )

@@ -34,8 +34,10 @@ def _evolve(packages, name: str, body: str, *, version: str = "1.0.0", **kwargs:
 @pytest.mark.parametrize(
     ("now", "code", "field"),
     [
-        pytest.param("x: int\nz: int\ny: int = 0", "field-inserted", "z", id="without-default"),
-        pytest.param("x: int\nz: int = 5\ny: int = 0", "field-inserted", "z", id="with-default"),
+        pytest.param("x: int\nz: int\ny: int = 0", "parameter-inserted", "z", id="without-default"),
+        pytest.param(
+            "x: int\nz: int = 5\ny: int = 0", "parameter-inserted", "z", id="with-default"
+        ),
     ],
 )
 def test_M3_field_inserted_in_the_middle_fails(
@@ -47,8 +49,10 @@ def test_M3_field_inserted_in_the_middle_fails(
     report = check_package(name, path)
 
     assert packages.failures(report) == [("M3", code, "models.Point", field)]
-    assert report.failures[0].change.startswith("inserted in the middle, before `y`")
-    assert "append `z` with a default" in report.failures[0].render()
+    assert report.failures[0].change.startswith("inserted keyword-only before `y`")
+    assert "move `z` after the last keyword-only parameter, with a default" in (
+        report.failures[0].render()
+    )
     assert "bump the major version to make this change" in report.failures[0].render()
 
 
@@ -59,9 +63,9 @@ def test_M3_field_appended_without_default_fails(packages, tmp_path: Path) -> No
     report = check_package(name, path)
 
     assert packages.failures(report) == [
-        ("M3", "field-appended-without-default", "models.Point", "z")
+        ("M3", "parameter-appended-without-default", "models.Point", "z")
     ]
-    assert report.failures[0].fix == "append `z` with a default"
+    assert report.failures[0].fix == "give `z` a default"
 
 
 def test_M3_field_appended_with_default_passes_and_update_records_it(
@@ -72,14 +76,14 @@ def test_M3_field_appended_with_default_passes_and_update_records_it(
 
     report = check_package(name, path)
     assert report.ok
-    assert packages.notes(report) == [("M3", "field-appended", "models.Point", "z")]
+    assert packages.notes(report) == [("M3", "parameter-appended", "models.Point", "z")]
 
     assert update_baseline(name, path).written
-    fields = load_baseline(path).classes[f"{name}.models.Point"].fields
-    assert [(f.name, f.has_default, f.kw_only) for f in fields] == [
-        ("x", False, True),
-        ("y", True, True),
-        ("z", True, True),
+    params = load_baseline(path).classes[f"{name}.models.Point"].parameters or ()
+    assert [(p.name, p.has_default, p.kind) for p in params] == [
+        ("x", False, "keyword_only"),
+        ("y", True, "keyword_only"),
+        ("z", True, "keyword_only"),
     ]
     assert check_package(name, path).findings == ()
 
@@ -90,7 +94,7 @@ def test_M3_field_renamed_fails(packages, tmp_path: Path) -> None:
 
     report = check_package(name, path)
 
-    assert packages.failures(report) == [("M3", "field-renamed", "models.Point", "y")]
+    assert packages.failures(report) == [("M3", "parameter-renamed", "models.Point", "y")]
     assert report.failures[0].change == "renamed to `why`"
     assert report.failures[0].fix == "restore the name `y`"
 
@@ -101,7 +105,7 @@ def test_M3_field_removed_fails(packages, tmp_path: Path) -> None:
 
     report = check_package(name, path)
 
-    assert packages.failures(report) == [("M3", "field-removed", "models.Point", "y")]
+    assert packages.failures(report) == [("M3", "parameter-removed", "models.Point", "y")]
 
 
 def test_M3_fields_reordered_fails(packages, tmp_path: Path) -> None:
@@ -110,7 +114,7 @@ def test_M3_fields_reordered_fails(packages, tmp_path: Path) -> None:
 
     report = check_package(name, path)
 
-    assert packages.failures(report) == [("M3", "fields-reordered", "models.Point", None)]
+    assert packages.failures(report) == [("M3", "parameters-reordered", "models.Point", None)]
     assert report.failures[0].fix == "restore the order `x`, `y`"
 
 
@@ -168,15 +172,19 @@ def test_M3_major_bump_allows_a_break_and_update_records_it(packages, tmp_path: 
 
     assert report.ok and report.major_bump
     assert packages.verdict(report.allowed) == [
-        ("M3", "field-appended-without-default", "models.Point", "z"),
-        ("M3", "fields-reordered", "models.Point", None),
+        ("M3", "parameter-appended-without-default", "models.Point", "z"),
+        ("M3", "parameters-reordered", "models.Point", None),
     ]
     assert "allowed by the major version bump (1.0.0 -> 2.0.0)" in report.render()
     result = update_baseline(name, path)
     assert result.written
     recorded = load_baseline(path)
     assert recorded.version == "2.0.0"
-    assert [f.name for f in recorded.classes[f"{name}.models.Point"].fields] == ["y", "x", "z"]
+    assert [p.name for p in recorded.classes[f"{name}.models.Point"].parameters or ()] == [
+        "y",
+        "x",
+        "z",
+    ]
     assert check_package(name, path).findings == ()
 
 
@@ -188,7 +196,7 @@ def test_M3_update_refuses_a_break_without_the_major_bump(packages, tmp_path: Pa
     result = update_baseline(name, path)
 
     assert not result.written
-    assert packages.failures(result.report) == [("M3", "field-removed", "models.Point", "y")]
+    assert packages.failures(result.report) == [("M3", "parameter-removed", "models.Point", "y")]
     assert path.read_bytes() == before
 
 
@@ -204,7 +212,7 @@ def test_M3_major_version_read_from_distribution_metadata(packages, tmp_path: Pa
 
     report = check_package(name, path)
     assert report.ok and report.major_bump
-    assert packages.verdict(report.allowed) == [("M3", "field-removed", "models.Point", "y")]
+    assert packages.verdict(report.allowed) == [("M3", "parameter-removed", "models.Point", "y")]
 
 
 def test_M3_baseline_is_sorted_stable_json(packages, tmp_path: Path) -> None:
@@ -214,20 +222,23 @@ def test_M3_baseline_is_sorted_stable_json(packages, tmp_path: Path) -> None:
     data = json.loads(text)
     assert text == dumps_baseline(load_baseline(path))
     assert list(data) == sorted(data)
-    # One field per line: a change to a field is a one-line diff.
-    assert '        {"has_default": false, "kw_only": true, "name": "b"},\n' in text
+    # One parameter per line: a change to a parameter is a one-line diff.
+    assert '        {"has_default": false, "kind": "keyword_only", "name": "b"},\n' in text
     assert data == {
         "allowlist": {},
         "classes": {
             f"{name}.models.Point": {
-                "fields": [
-                    {"has_default": False, "kw_only": True, "name": "b"},
-                    {"has_default": True, "kw_only": True, "name": "a"},
-                ],
+                "fields": [{"init": True, "name": "b"}, {"init": True, "name": "a"}],
                 "match_args": [],
+                "parameters": [
+                    {"has_default": False, "kind": "keyword_only", "name": "b"},
+                    {"has_default": True, "kind": "keyword_only", "name": "a"},
+                ],
             }
         },
-        "format": 1,
+        "exclude": {},
+        "format": 2,
+        "max_positional": 0,
         "package": name,
         "version": "1.0.0",
     }
@@ -254,7 +265,7 @@ def test_M5_keyword_only_append_leaves_match_args_unchanged(packages, tmp_path: 
 
     report = check_package(name, path)
 
-    assert packages.notes(report) == [("M3", "field-appended", "models.Point", "y")]
+    assert packages.notes(report) == [("M3", "parameter-appended", "models.Point", "y")]
     assert load_baseline(path).classes[f"{name}.models.Point"].match_args == ()
 
 
@@ -281,7 +292,7 @@ def test_M5_positional_append_with_default_extends_match_args_and_passes(
 
     assert report.ok
     assert packages.notes(report) == [
-        ("M3", "field-appended", "models.Point", "y"),
+        ("M3", "parameter-appended", "models.Point", "y"),
         ("M5", "match-args-extended", "models.Point", None),
     ]
     assert update_baseline(name, path).written
@@ -306,6 +317,6 @@ def test_M5_positional_reorder_changes_match_args_too(packages, tmp_path: Path) 
     _evolve(packages, name, "y: int\nx: int", decorator="@dataclass")
 
     assert packages.failures(check_package(name, path)) == [
-        ("M3", "fields-reordered", "models.Point", None),
+        ("M3", "parameters-reordered", "models.Point", None),
         ("M5", "match-args-changed", "models.Point", None),
     ]

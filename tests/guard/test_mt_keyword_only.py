@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from textwrap import dedent
 
-from metatests import check_package, update_baseline
+from metatests import check_package, scan_package, update_baseline
 
 POSITIONAL = dedent("""
     from dataclasses import dataclass
@@ -132,11 +132,11 @@ def test_M1_positional_fields_inherited_from_a_base_fail(packages, tmp_path: Pat
 
     assert packages.failures(report) == [("M1", "positional", "models.Child", None)]
     (finding,) = report.failures
-    assert (
-        finding.change
-        == f"takes positional parameter `x` (`x` inherited from `{name}.models._Base`)"
+    assert finding.change == "takes positional parameter `x`"
+    assert finding.fix.startswith(
+        f"declare `{name}.models._Base` (inherited) `@dataclass(kw_only=True)`"
+        " (or put `_: KW_ONLY` before `x`)"
     )
-    assert finding.fix.startswith(f"make `{name}.models._Base` keyword-only too")
 
 
 def test_M1_make_dataclass_judged_and_named_alike_on_every_python(packages, tmp_path: Path) -> None:
@@ -173,8 +173,8 @@ def test_M1_allowlisted_positional_class_passes(packages, tmp_path: Path) -> Non
 
     # Flipping recorded fields to positional is still a breaking change (M3); M1 is excused.
     assert packages.failures(report) == [
-        ("M3", "kw-only-changed", "models.Point", "x"),
-        ("M3", "kw-only-changed", "models.Point", "y"),
+        ("M3", "kind-changed", "models.Point", "x"),
+        ("M3", "kind-changed", "models.Point", "y"),
     ]
 
 
@@ -184,9 +184,12 @@ def test_M1_unreadable_constructor_signature_fails(packages, tmp_path: Path) -> 
             "models.py": """
                 from dataclasses import dataclass
 
-                @dataclass(kw_only=True)
+                @dataclass(init=False)
                 class Odd:
                     a: int
+
+                    def __init__(self, *, a: int) -> None:
+                        self.a = a
 
                 Odd.__signature__ = "not a signature"  # after @dataclass, which reads it on 3.10
             """
@@ -195,6 +198,44 @@ def test_M1_unreadable_constructor_signature_fails(packages, tmp_path: Path) -> 
     report = update_baseline(name, tmp_path / "api.json").report
 
     assert packages.failures(report) == [("M1", "signature-unreadable", "models.Odd", None)]
+
+
+def test_M1_generated_constructor_that_inspect_refuses_is_read_from_the_fields(
+    packages, tmp_path: Path
+) -> None:
+    # openai-agents 0.24's FuncSchema: a default that *is* inspect.Parameter.empty makes
+    # inspect.signature raise ("non-default argument follows default argument").
+    name = packages.write(
+        {
+            "models.py": """
+                import inspect
+                from dataclasses import KW_ONLY, dataclass, field
+
+                @dataclass
+                class Schema:
+                    'A docstring: without one, @dataclass itself calls inspect.signature on 3.10.'
+
+                    name: str
+                    strict: bool = True
+                    annotation: object = inspect.Parameter.empty
+                    _: KW_ONLY
+                    extra: int = field(default=0)
+                    hidden: int = field(default=0, init=False)
+            """
+        }
+    )
+    scan = scan_package(name)
+
+    info = scan.classes[f"{name}.models.Schema"]
+    assert info.signature_error is None
+    assert [(p.name, p.kind, p.has_default) for p in info.parameters or ()] == [
+        ("name", "positional_or_keyword", False),
+        ("strict", "positional_or_keyword", True),
+        ("annotation", "positional_or_keyword", True),
+        ("extra", "keyword_only", True),
+    ]
+    report = update_baseline(name, tmp_path / "api.json").report
+    assert packages.failures(report) == [("M1", "positional", "models.Schema", None)]
 
 
 def test_M2_allowlist_entry_with_reason_is_kept_by_update(packages, tmp_path: Path) -> None:

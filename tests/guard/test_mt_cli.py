@@ -116,19 +116,23 @@ def test_M3_assert_api_stable_raises_the_readable_report(packages, tmp_path: Pat
     message = str(info.value)
     assert message.startswith(f"API evolution check failed: {name} 1.0.0: FAILED, 1 problem")
     assert (
-        f"[M3] {name}.models.P, field `a`: renamed to `b` — fix: restore the name `a`,"
+        f"[M3] {name}.models.P, parameter `a`: renamed to `b` — fix: restore the name `a`,"
         " or bump the major version to make this change"
     ) in message
 
 
-def test_M3_assert_api_stable_resolves_a_relative_baseline_next_to_the_caller(
-    packages, tmp_path: Path
+def test_M3_assert_api_stable_and_cli_resolve_a_relative_baseline_alike(
+    packages, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Issue 11.18: both read a relative path against the working directory, not the caller's
+    folder, so the file the CLI wrote is the file the test reads."""
     name = packages.write({"models.py": GOOD})
     here = tmp_path / "downstream"
-    here.mkdir()
-    assert update_baseline(name, here / "api.json").written
-    caller = here / "test_api.py"
+    (here / "tests").mkdir(parents=True)
+    monkeypatch.chdir(here)
+    assert main(["update", name, "--baseline", "api.json"]) == 0
+    assert (here / "api.json").exists()
+    caller = here / "tests" / "test_api.py"
     caller.write_text(
         "from metatests import assert_api_stable\n\n"
         f"def test_api():\n    return assert_api_stable({name!r}, baseline='api.json')\n"
@@ -139,26 +143,38 @@ def test_M3_assert_api_stable_resolves_a_relative_baseline_next_to_the_caller(
     spec.loader.exec_module(module)
 
     assert module.test_api().ok
-    with pytest.raises(AssertionError, match="does not exist; create it with"):
-        assert_api_stable(name, baseline="api.json")  # relative to this file: not there
+    monkeypatch.chdir(here / "tests")
+    with pytest.raises(AssertionError) as info:
+        module.test_api()
+    # The hint names the same relative path, which works from where the user stands.
+    assert str(info.value) == (
+        f"baseline api.json does not exist; create it with"
+        f" `polyloop-metatests update {name} --baseline api.json`"
+    )
 
 
-def test_M2_first_update_prints_the_allowlist_to_start_from(
+def test_M2_update_allow_existing_adopts_the_guard_on_positional_classes(
     packages, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    name = packages.write({"models.py": BAD})
+    """Issue 11.18: a package with positional dataclasses can adopt the guard in one command."""
+    name = packages.write({"models.py": BAD, "more.py": BAD.replace("P", "Q")})
     path = tmp_path / "api.json"
 
     assert main(["update", name, "--baseline", str(path)]) == 1
-    starter = capsys.readouterr().out.splitlines()[-1]
-    assert starter.startswith(f"to keep them positional, create {path} with a reason for each")
-    data = json.loads(starter.split(": ", 1)[1])
-    assert data["allowlist"] == {f"{name}.models.P": ""}
+    out = capsys.readouterr().out
+    assert not path.exists()
+    assert out.splitlines()[-1] == (
+        "to keep the classes M1 rejects positional, allowlist them with a reason:"
+        f" polyloop-metatests update {name} --baseline {path} --allow-existing"
+        " 'why they stay positional'"
+    )
+    assert main(["update", name, "--baseline", str(path), "--allow-existing", " "]) == 2
+    assert "--allow-existing needs a reason" in capsys.readouterr().err
 
-    path.write_text(json.dumps(data))
-    assert main(["update", name, "--baseline", str(path)]) == 2  # empty reason: fill it in
-    assert "has an empty reason" in capsys.readouterr().err
-    data["allowlist"][f"{name}.models.P"] = "unpacked positionally by callers since 1.0"
-    path.write_text(json.dumps(data))
-    assert main(["update", name, "--baseline", str(path)]) == 0
+    reason = "unpacked positionally by callers since 1.0"
+    assert main(["update", name, "--baseline", str(path), "--allow-existing", reason]) == 0
+    assert json.loads(path.read_text())["allowlist"] == {
+        f"{name}.models.P": reason,
+        f"{name}.more.Q": reason,
+    }
     assert main(["check", name, "--baseline", str(path)]) == 0

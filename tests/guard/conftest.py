@@ -28,16 +28,19 @@ class Packages:
         self._count = 0
         self._roots: dict[str, str] = {}
 
-    def write(self, files: dict[str, str], *, name: str | None = None) -> str:
+    def write(self, files: dict[str, str | None], *, name: str | None = None) -> str:
         """Write a package and return its name; ``__init__.py`` defaults to version 1.0.0.
 
-        ``PKG`` in a file's text stands for the package's (unique) name.
+        ``PKG`` in a file's text stands for the package's (unique) name; ``None`` as a file's
+        text leaves the file out.
         """
         name = name or f"mtpkg_{uuid.uuid4().hex[:12]}"
         self._count += 1
         root = self._tmp / "packages" / f"v{self._count}"
         files = {"__init__.py": '__version__ = "1.0.0"\n', **files}
         for relative, text in files.items():
+            if text is None:  # no such file: e.g. a namespace package without __init__.py
+                continue
             path = root / name / relative
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(textwrap.dedent(text).replace("PKG", name), encoding="utf-8")
@@ -71,7 +74,7 @@ class Packages:
     @staticmethod
     def verdict(findings: tuple[Finding, ...]) -> list[tuple[str, str, str, str | None]]:
         """(clause, code, subject without the package prefix, field), sorted: the exact verdict."""
-        return sorted((f.clause, f.code, _PREFIX.sub("", f.subject), f.field) for f in findings)
+        return sorted((f.clause, f.code, _PREFIX.sub("", f.subject), f.parameter) for f in findings)
 
     def failures(self, report: Report) -> list[tuple[str, str, str, str | None]]:
         return self.verdict(report.failures)

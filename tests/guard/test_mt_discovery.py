@@ -288,3 +288,85 @@ def test_M4_privacy_is_judged_below_the_scanned_package(packages) -> None:
 
     assert scan_package(name).classes == {}
     assert list(scan_package(f"{name}._vendored").classes) == [f"{name}._vendored.lib.V"]
+
+
+def test_M4_namespace_sub_folder_is_scanned(packages) -> None:
+    name = packages.write(
+        {
+            "plugins/builtin/shapes.py": KW + "@dataclass\nclass Square:\n    side: int\n",
+            "assets/readme.txt": "a data folder, not a package",
+        }
+    )
+
+    scan = scan_package(name)
+
+    assert _names(name) == ["plugins.builtin.shapes.Square"]
+    assert f"{name}.plugins" in scan.modules and f"{name}.assets" not in scan.modules
+
+
+def test_M4_make_dataclass_bound_under_another_name_in_all_is_public(packages) -> None:
+    name = packages.write(
+        {
+            "models.py": """
+                from dataclasses import make_dataclass
+
+                __all__ = ["Config"]
+                Config = make_dataclass("_ConfigImpl", [("a", int)], kw_only=True)
+                Unlisted = make_dataclass("_Other", [("a", int)], kw_only=True)
+            """
+        }
+    )
+
+    assert _names(name) == ["models.Config"]
+
+
+def test_M4_version_comes_from_the_distribution_providing_the_package(
+    packages, tmp_path: Path
+) -> None:
+    # Two distributions share the namespace `PKG`; each provides one sub-package.
+    name = packages.write(
+        {
+            "__init__.py": None,
+            "alpha/__init__.py": "",
+            "alpha/models.py": KW + "@dataclass(kw_only=True)\nclass A:\n    a: int\n",
+            "beta/__init__.py": "",
+            "beta/models.py": KW + "@dataclass(kw_only=True)\nclass B:\n    b: int\n",
+        }
+    )
+    root = Path(packages.root(name))
+    for dist, version, sub in (("aaa-alpha", "1.2.0", "alpha"), ("zzz-beta", "7.0.1", "beta")):
+        info = root / f"{dist.replace('-', '_')}-{version}.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
+        (info / "top_level.txt").write_text(f"{name}\n")  # what Python 3.10 reads
+        (info / "RECORD").write_text(
+            f"{name}/{sub}/__init__.py,,\n{name}/{sub}/models.py,,\n{info.name}/METADATA,,\n"
+        )
+
+    assert scan_package(f"{name}.beta").version == "7.0.1"
+    assert scan_package(f"{name}.alpha").version == "1.2.0"
+    assert scan_package(name).version is None  # a namespace of two: no single version
+
+
+def test_M4_class_whose_module_a_lazy_getattr_imports_is_found(packages) -> None:
+    # pydantic-ai's durable_exec: the defining (private) module is imported on first access.
+    name = packages.write(
+        {
+            "lazy/__init__.py": """
+                import importlib
+
+                __all__ = ["Context"]
+
+                def __getattr__(attr):
+                    if attr == "Context":
+                        return importlib.import_module("PKG.lazy._context").Context
+                    raise AttributeError(attr)
+            """,
+            "lazy/_context.py": KW + "@dataclass\nclass Context:\n    deps: int\n",
+        }
+    )
+
+    scan = scan_package(name)
+
+    assert _names(name) == ["lazy.Context"]
+    assert scan.classes[f"{name}.lazy.Context"].positional == ("deps",)
