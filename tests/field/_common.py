@@ -65,8 +65,14 @@ def tool_parameters(registry: ToolRegistry) -> dict[str, str]:
     return {"tools": ",".join(registry.names())}
 
 
+def _short(name: str, limit: int = 80) -> str:
+    text = repr(name)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(name)} chars)"
+
+
 def unknown_tool(name: str, registry: ToolRegistry) -> str:
-    """The integrator's own message for a name the runtime does not know (V2): the tool and
-    the visible tools, names only."""
-    visible = ", ".join(repr(n) for n in registry.names()[:20])
-    return f"unknown tool {name!r}; available tools: {visible or 'none'}"
+    """The integrator's own message for a name that is not a tool, where the runtime has no
+    dispatcher by name (LangChain): the tool and the visible tools, names only, long names
+    shortened, so this glue does not decide V2 or V8 for the runtime."""
+    visible = ", ".join(_short(n) for n in registry.names()[:20])
+    return f"unknown tool {_short(name)}; available tools: {visible or 'none'}"
