@@ -1,0 +1,196 @@
+"""Field certification: executors built on four real tool runtimes, against a committed matrix.
+
+Each adapter in this package is certified once (``--level strict --profile ci --seed 0``) and
+every certified clause's verdict is compared with ``expected.json``: a clause listed under
+``failing`` must fail, any other must pass, so a verdict that changes either way fails its test
+(`TestMcp::test_clause_verdict[E5]` ...). A clause listed under ``kit_defects`` is one where the
+kit's verdict today is wrong; its test asserts the true verdict and is a strict xfail, so it
+starts failing (XPASS) the day the kit is fixed, and the entry must then be deleted.
+
+Each certification runs the kit's command line in a fresh interpreter, as an integrator would
+(``python -m conformance certify field.mcp_adapter:McpExecutor --level strict --profile ci
+--seed 0 --json FILE``): in-process, the verdicts would depend on which other modules this test
+session happened to import (kit defect 10: Hypothesis draws constants from local modules), and
+the runtimes' log output would land in this session.
+
+The certification needs the pinned runtimes (``tests/field/requirements.txt``) and takes
+minutes, so it runs only with ``POLYLOOP_FIELD=1`` (``tox -e field``); without the runtimes the
+tests skip. `test_expected_matrix_is_well_formed` always runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from conformance.certify import select_clauses
+
+EXPECTED_FILE = Path(__file__).with_name("expected.json")
+EXPECTED: dict[str, Any] = json.loads(EXPECTED_FILE.read_text(encoding="utf-8"))["adapters"]
+ENABLED = os.environ.get("POLYLOOP_FIELD") == "1"
+CLAUSES = select_clauses("strict")
+SEED = 0
+TESTS_DIR = Path(__file__).resolve().parent.parent
+
+Report = dict[str, dict[str, Any]]
+"""A certification's results from its JSON report, by clause ID."""
+
+
+def _true_verdict(adapter: str, clause: str) -> str:
+    return "fail" if clause in EXPECTED[adapter]["failing"] else "pass"
+
+
+def _cases(adapter: str) -> list[Any]:
+    entry = EXPECTED[adapter]
+    cases = []
+    for clause in CLAUSES:
+        defect = entry["kit_defects"].get(clause)
+        marks = [pytest.mark.xfail(strict=True, reason=f"kit defect: {defect}")] if defect else []
+        verdict = _true_verdict(adapter, clause)
+        cases.append(pytest.param(clause, id=f"{clause}-{verdict}", marks=marks))
+    return cases
+
+
+def _certify(adapter: str, tmp_path: Path) -> Report:
+    entry = EXPECTED[adapter]
+    for module in entry["requires"]:
+        if ENABLED:
+            importlib.import_module(module)  # in the field env a missing runtime is an error
+        else:
+            pytest.importorskip(module)
+    if not ENABLED:
+        pytest.skip("field certification runs with POLYLOOP_FIELD=1 (tox -e field)")
+    output = tmp_path / f"{adapter}.json"
+    command = [
+        sys.executable,
+        "-m",
+        "conformance",
+        "certify",
+        entry["target"],
+        "--level",
+        "strict",
+        "--profile",
+        "ci",
+        "--seed",
+        str(SEED),
+        "--json",
+        str(output),
+    ]
+    path = [str(TESTS_DIR), *filter(None, [os.environ.get("PYTHONPATH")])]
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join(path))
+    done = subprocess.run(command, env=environment, capture_output=True, text=True, check=False)
+    # Exit status 1 means "a clause failed", which most adapters do by design.
+    assert done.returncode in (0, 1) and output.is_file(), (
+        f"certify {entry['target']} exited {done.returncode}:\n{done.stderr[-3000:]}"
+    )
+    report = json.loads(output.read_text(encoding="utf-8"))
+    return {result["id"]: result for result in report["results"]}
+
+
+@pytest.fixture(scope="class")
+def report(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Report:
+    """One certification per adapter class, shared by its clause tests."""
+    adapter: str = request.cls.ADAPTER
+    return _certify(adapter, tmp_path_factory.mktemp(adapter))
+
+
+class _FieldAdapter:
+    """The checks every adapter's test class runs on its report."""
+
+    ADAPTER: ClassVar[str]
+
+    def check(self, report: Report, clause: str) -> None:
+        result = report[clause]
+        expected = _true_verdict(self.ADAPTER, clause)
+        why = EXPECTED[self.ADAPTER]["failing"].get(clause, "")
+        assert result["status"] == expected, (
+            f"{self.ADAPTER} {clause}: the kit now says {result['status']}, expected.json says "
+            f"{expected}{f' ({why})' if why else ''}; kit message: {result['message']}; "
+            f"reproduce: PYTHONPATH=tests {result['reproduce']}. Update expected.json and "
+            "docs/field-report.md if the runtime's behaviour really changed."
+        )
+
+    def check_failing_set(self, report: Report) -> None:
+        entry = EXPECTED[self.ADAPTER]
+        defects = set(entry["kit_defects"])
+        failing = {clause for clause, r in report.items() if r["status"] != "pass"} - defects
+        assert failing == set(entry["failing"]) - defects
+
+
+class TestMcp(_FieldAdapter):
+    ADAPTER = "mcp"
+
+    @pytest.mark.parametrize("clause", _cases("mcp"))
+    def test_clause_verdict(self, report: Report, clause: str) -> None:
+        self.check(report, clause)
+
+    def test_failing_clauses_match(self, report: Report) -> None:
+        self.check_failing_set(report)
+
+
+class TestOpenAIAgents(_FieldAdapter):
+    ADAPTER = "openai-agents"
+
+    @pytest.mark.parametrize("clause", _cases("openai-agents"))
+    def test_clause_verdict(self, report: Report, clause: str) -> None:
+        self.check(report, clause)
+
+    def test_failing_clauses_match(self, report: Report) -> None:
+        self.check_failing_set(report)
+
+
+class TestLangChain(_FieldAdapter):
+    ADAPTER = "langchain"
+
+    @pytest.mark.parametrize("clause", _cases("langchain"))
+    def test_clause_verdict(self, report: Report, clause: str) -> None:
+        self.check(report, clause)
+
+    def test_failing_clauses_match(self, report: Report) -> None:
+        self.check_failing_set(report)
+
+
+class TestLangChainHandledErrors(_FieldAdapter):
+    ADAPTER = "langchain-handled"
+
+    @pytest.mark.parametrize("clause", _cases("langchain-handled"))
+    def test_clause_verdict(self, report: Report, clause: str) -> None:
+        self.check(report, clause)
+
+    def test_failing_clauses_match(self, report: Report) -> None:
+        self.check_failing_set(report)
+
+
+class TestPydanticAi(_FieldAdapter):
+    ADAPTER = "pydantic-ai"
+
+    @pytest.mark.parametrize("clause", _cases("pydantic-ai"))
+    def test_clause_verdict(self, report: Report, clause: str) -> None:
+        self.check(report, clause)
+
+    def test_failing_clauses_match(self, report: Report) -> None:
+        self.check_failing_set(report)
+
+
+def test_expected_matrix_is_well_formed() -> None:
+    """Every adapter has a test class, names an existing module, and every clause it lists is
+    a certified clause with a non-empty reason; no clause is both a divergence and a defect
+    entry unless the kit's wrong verdict is a pass for a true failure."""
+    classes = {cls.ADAPTER for cls in _FieldAdapter.__subclasses__()}
+    assert classes == set(EXPECTED)
+    for adapter, entry in EXPECTED.items():
+        module_name = entry["target"].partition(":")[0]
+        assert Path(__file__).with_name(f"{module_name.rpartition('.')[2]}.py").is_file()
+        for section in ("failing", "kit_defects"):
+            for clause, reason in entry[section].items():
+                assert clause in CLAUSES, f"{adapter} {section} names unknown clause {clause}"
+                assert isinstance(reason, str) and len(reason) > 20, (adapter, clause)
+        for clause, reason in entry["kit_defects"].items():
+            assert reason.startswith("defect "), (adapter, clause, "name the issue-9 defect")
