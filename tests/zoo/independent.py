@@ -31,10 +31,9 @@ from polyloop import (
     ToolEnvironmentError,
     ToolRegistry,
     ToolSpec,
-    ToolValidationError,
 )
 
-from .base import ZooExecutor, shorten, thaw, type_matches
+from .base import ZooExecutor, shorten, thaw
 
 # --- dialects -----------------------------------------------------------------------------------
 
@@ -192,9 +191,9 @@ class IntegersLimitedTo64Bits(ZooExecutor):
             type_name in ("integer", "number")
             and isinstance(value, int)
             and not isinstance(value, bool)
+            and not -(2**63) <= value < 2**63
         ):
-            if not -(2**63) <= value < 2**63:
-                return False
+            return False
         return super().type_matches(value, type_name)
 
 
@@ -347,9 +346,9 @@ class StrictDateTimeFormat(ZooExecutor):
                 isinstance(sub, Mapping)
                 and sub.get("format") == "date-time"
                 and isinstance(value, str)
+                and not self._DATE_TIME.fullmatch(value)
             ):
-                if not self._DATE_TIME.fullmatch(value):
-                    return problem or f"{shorten(repr(key), 40)} is not a date-time"
+                return problem or f"{shorten(repr(key), 40)} is not a date-time"
         return problem
 
 

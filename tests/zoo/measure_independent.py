@@ -19,10 +19,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from zoo.independent import INDEPENDENT, target_of  # noqa: E402
-from zoo.independent_unusual import INDEPENDENT_UNUSUAL  # noqa: E402
-
-from conformance import certify  # noqa: E402
+from conformance import certify
+from zoo.independent import INDEPENDENT, target_of
+from zoo.independent_unusual import INDEPENDENT_UNUSUAL
 
 
 def _run(entry: Any, only: list[str], profile: str, seed: int) -> tuple[set[str], float]:
