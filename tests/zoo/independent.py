@@ -66,6 +66,11 @@ class RefSilencesSiblingsOnlyInDraft07(ZooExecutor):
     """
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("V1",)
+    KNOWN_MISS: ClassVar[str | None] = (
+        "caught at no ci seed 0-5 nor thorough: 3 of 308 ci-pool schemas are draft-04/06 with a "
+        "property $ref+type, and a valid value of another type than the inert sibling is rarer "
+        "still"
+    )
 
     def check_types(self, schema: Any, arguments: Any, dialect: str) -> str | None:
         declared = str(schema.get("$schema", ""))
@@ -82,6 +87,10 @@ class RefSilencesSiblingsInEveryDialect(ZooExecutor):
     """
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("V6",)
+    KNOWN_MISS: ClassVar[str | None] = (
+        "caught only at ci seed 2: 4 of 308 ci-pool schemas have a modern property $ref+type, and "
+        "V6 aims at it rarely"
+    )
 
     def check_types(self, schema: Any, arguments: Any, dialect: str) -> str | None:
         return super().check_types(schema, arguments, "legacy")
@@ -97,6 +106,10 @@ class FalsyAdditionalPropertiesCloses(ZooExecutor):
     """
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("V1",)
+    KNOWN_MISS: ClassVar[str | None] = (
+        "caught only at ci seed 3: a ci V1 run sees ~16 distinct pool schemas (index 0 a quarter "
+        "of the time) and none had additionalProperties {}"
+    )
 
     def additional_applies(self, schema: Mapping[str, object]) -> bool:
         return not schema.get("additionalProperties", True) and "patternProperties" not in schema
@@ -110,6 +123,10 @@ class AdditionalPropertiesSchemaCloses(ZooExecutor):
     """
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("V1",)
+    KNOWN_MISS: ClassVar[str | None] = (
+        "caught only at ci seed 1: no ci-seed-0 V1 example sends an extra key to a schema with an "
+        "additionalProperties schema"
+    )
 
     def additional_applies(self, schema: Mapping[str, object]) -> bool:
         extra = schema.get("additionalProperties", True)
@@ -125,6 +142,10 @@ class PatternPropertiesAnchoredMatch(ZooExecutor):
     """
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("V1",)
+    KNOWN_MISS: ClassVar[str | None] = (
+        "never (ci seeds 0-5, thorough): only _id$ of the three pool patternProperties is "
+        "unanchored, beside additionalProperties false in 6 of 308 schemas"
+    )
 
     def additional_applies(self, schema: Mapping[str, object]) -> bool:
         return schema.get("additionalProperties") is False
@@ -185,6 +206,10 @@ class IntegersLimitedTo64Bits(ZooExecutor):
     """
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("V1",)
+    KNOWN_MISS: ClassVar[str | None] = (
+        "caught only at thorough: valid integers reach 2**63 in ~1.6% of V1 draws, and the ci V1 "
+        "run never draws one"
+    )
 
     def type_matches(self, value: object, type_name: str) -> bool:
         if (
@@ -226,6 +251,9 @@ class ArgumentsThroughFloat64(ZooExecutor):
     (E8: a mapping equal to the call's arguments)."""
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("E8",)
+    KNOWN_MISS: ClassVar[str | None] = (
+        "never: the E8 property draws no integer above 2**53 that a float cannot hold"
+    )
 
     def handler_arguments(self, call: ToolCall) -> object:
         return json.loads(json.dumps(thaw(call.arguments), default=repr), parse_int=float)
@@ -258,6 +286,10 @@ class MinimumTreatedAsExclusive(ZooExecutor):
     exactly at the bound is valid and falsely rejected (V1)."""
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("V1",)
+    KNOWN_MISS: ClassVar[str | None] = (
+        "caught only at thorough: a value exactly at minimum is drawn in well under 1 in 100 V1 "
+        "scenarios"
+    )
 
     def check_types(self, schema: Any, arguments: Any, dialect: str) -> str | None:
         problem = super().check_types(schema, arguments, dialect)
@@ -272,6 +304,10 @@ class MaximumTreatedAsExclusive(ZooExecutor):
     """Its own range check rejects ``value >= maximum`` (V1 at exactly the bound)."""
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("V1",)
+    KNOWN_MISS: ClassVar[str | None] = (
+        "never (ci seeds 0-5, thorough): exactly-at-maximum values are rarer still (floats up to "
+        "100.5)"
+    )
 
     def check_types(self, schema: Any, arguments: Any, dialect: str) -> str | None:
         problem = super().check_types(schema, arguments, dialect)
@@ -311,6 +347,10 @@ class MaxLengthCountsUtf8Bytes(ZooExecutor):
     non-ASCII string at ``maxLength`` characters is valid and falsely rejected (V1)."""
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("V1",)
+    KNOWN_MISS: ClassVar[str | None] = (
+        "caught only at thorough: a non-ASCII string longer in UTF-8 bytes than maxLength is ~0.4%"
+        " of V1 draws"
+    )
 
     def check_types(self, schema: Any, arguments: Any, dialect: str) -> str | None:
         problem = super().check_types(schema, arguments, dialect)
@@ -335,6 +375,9 @@ class StrictDateTimeFormat(ZooExecutor):
     """
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("V1",)
+    KNOWN_MISS: ClassVar[str | None] = (
+        "caught only at thorough: 1 of 308 ci-pool schemas has a date-time property"
+    )
     _DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
 
     def check_types(self, schema: Any, arguments: Any, dialect: str) -> str | None:
@@ -360,6 +403,10 @@ class ToolLookupSwapsDashAndUnderscore(ZooExecutor):
     ``read-file`` runs ``read_file`` instead of being rejected (V2)."""
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("V2",)
+    KNOWN_MISS: ClassVar[str | None] = (
+        "caught only at ci seed 5: half the V2 calls are near misses, and the dash swap is one of "
+        "~15 of them"
+    )
 
     def resolve(self, name: str) -> str:
         if self.registry.spec_for(name) is None:
@@ -382,6 +429,9 @@ class ToolLookupStripsFunctionsPrefix(ToolLookupSwapsDashAndUnderscore):
     ``functions.read_file`` runs ``read_file`` (V2: an unknown name is rejected)."""
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("V2",)
+    KNOWN_MISS: ClassVar[str | None] = (
+        "caught only at ci seed 1: the functions. prefix is one of ~15 near misses"
+    )
 
     def resolve(self, name: str) -> str:
         if self.registry.spec_for(name) is None and name.startswith("functions."):
@@ -525,6 +575,9 @@ class NormalisesCrlf(ZooExecutor):
     """Turns ``\\r\\n`` into ``\\n`` ("Windows tools") (E5: exactly the handler's string)."""
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("E5",)
+    KNOWN_MISS: ClassVar[str | None] = (
+        "never: observation_texts has no \r\n sample, and random text almost never holds the pair"
+    )
     result_outcome = _rewrites_text(lambda text: text.replace("\r\n", "\n"))
 
 
@@ -532,6 +585,7 @@ class NormalisesUnicodeNfc(ZooExecutor):
     """NFC-normalises the observation, so ``"e\\u0301"`` becomes ``"\\u00e9"`` (E5)."""
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("E5",)
+    KNOWN_MISS: ClassVar[str | None] = "never: observation_texts has no decomposed (NFD) sample"
     result_outcome = _rewrites_text(lambda text: unicodedata.normalize("NFC", text))
 
 
@@ -539,6 +593,9 @@ class StripsTrailingSpacesPerLine(ZooExecutor):
     """Strips spaces and tabs at the end of every line (a "tidy output" pass) (E5)."""
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("E5",)
+    KNOWN_MISS: ClassVar[str | None] = (
+        "caught only at thorough: no sample has a space or tab before a newline"
+    )
     result_outcome = _rewrites_text(
         lambda text: "\n".join(line.rstrip(" \t") for line in text.split("\n"))
     )
@@ -684,6 +741,10 @@ class ParsesCodeAsToolCall(ZooExecutor):
     action without a tool call is never executed."""
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("E1",)
+    KNOWN_MISS: ClassVar[str | None] = (
+        "caught only at thorough: the JSON code sample names read_file, which the scenario's tools"
+        " hold only by chance"
+    )
 
     async def execute(self, action: Action) -> ActionOutcome:
         if action.tool_call is None:
@@ -786,7 +847,9 @@ class WithoutParameters(ZooExecutor):
     """Has no ``parameters()`` method at all (E15: an ActionExecutor reports its parameters)."""
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("E15",)
-    KNOWN_MISS: ClassVar[str | None] = "certify does not check E15 (not in CERTIFIED_CLAUSES)"
+    KNOWN_MISS: ClassVar[str | None] = (
+        "the kit has no E15: catalog and certify reject the clause ID (defect 14)"
+    )
 
     def __getattribute__(self, name: str) -> Any:
         if name == "parameters":

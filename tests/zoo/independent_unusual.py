@@ -7,8 +7,9 @@ where they are; the others differ in how they run the handler (an anyio task gro
 tool, per executor). The third-party packages are imported lazily, so this module imports
 without them; ``tests/kit/test_zoo_independent.py`` skips what is not installed.
 
-`TWIST_CLAUSES` names the clauses each twist touches. `KNOWN_FALSE_VERDICT` says why the kit
-wrongly fails an entry today (its test is then a strict xfail).
+`TWIST_CLAUSES` names the clauses each twist touches. `KNOWN_FALSE_VERDICTS` maps a clause the
+kit wrongly fails today to why (that clause's test is then a strict xfail; the others must
+pass).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ class _StricterValidation(ZooExecutor):
     """
 
     TWIST_CLAUSES: ClassVar[tuple[str, ...]] = _VALIDATION
-    KNOWN_FALSE_VERDICT: ClassVar[str | None] = None
+    KNOWN_FALSE_VERDICTS: ClassVar[Mapping[str, str]] = {}
 
     def __init__(self, registry: ToolRegistry) -> None:
         super().__init__(registry)
@@ -71,10 +72,11 @@ class FastJsonSchemaValidation(_StricterValidation):
     Schema says (``use_formats=False``). Its ``pattern`` is Python ``re`` with ``$`` made
     strict (so ``"...\\n"`` fails ``^...$``, as in ECMA-262)."""
 
-    KNOWN_FALSE_VERDICT: ClassVar[str | None] = (
-        "defect 12: the oracle's jsonschema uses Python re, where '$' matches before a final "
-        "newline, so 'pattern' rejections of '...\\n' are taken for false V1 rejections"
-    )
+    KNOWN_FALSE_VERDICTS: ClassVar[Mapping[str, str]] = {
+        "V1": "defect 12: the oracle's jsonschema uses Python re, where '$' matches before a "
+        "final newline, so rejecting '0000-00-00\\n' for '^\\d{4}-\\d{2}-\\d{2}$' counts as a "
+        "false rejection"
+    }
 
     def compile(self, schema: dict[str, Any]) -> Callable[[Any], bool] | None:
         import fastjsonschema
@@ -98,7 +100,10 @@ class JsonSchemaRsValidation(_StricterValidation):
     (``\\d`` is ASCII only, ``$`` is the end), ``format`` not asserted
     (``validate_formats=False``)."""
 
-    KNOWN_FALSE_VERDICT: ClassVar[str | None] = FastJsonSchemaValidation.KNOWN_FALSE_VERDICT
+    KNOWN_FALSE_VERDICTS: ClassVar[Mapping[str, str]] = {
+        "V1": "defect 12: as for FastJsonSchemaValidation, and '\\d' is ASCII-only in ECMA-262 "
+        "but matches any Unicode digit in Python re ('0000-00-0\\u0660')"
+    }
 
     def compile(self, schema: dict[str, Any]) -> Callable[[Any], bool] | None:
         import jsonschema_rs
@@ -112,7 +117,7 @@ class LazilyCompiledValidation(ZooExecutor):
     executor only: its registry never changes, so the cache can never go stale."""
 
     TWIST_CLAUSES: ClassVar[tuple[str, ...]] = ("V1", "V4", "V5", "V6", "E2", "E11")
-    KNOWN_FALSE_VERDICT: ClassVar[str | None] = None
+    KNOWN_FALSE_VERDICTS: ClassVar[Mapping[str, str]] = {}
 
     def __init__(self, registry: ToolRegistry) -> None:
         super().__init__(registry)
@@ -151,7 +156,7 @@ class AnyioTaskGroupExecutor(ZooExecutor):
     handler; the group then re-raises the cancellation of the task that runs ``execute``."""
 
     TWIST_CLAUSES: ClassVar[tuple[str, ...]] = _HANDLER
-    KNOWN_FALSE_VERDICT: ClassVar[str | None] = None
+    KNOWN_FALSE_VERDICTS: ClassVar[Mapping[str, str]] = {}
 
     async def invoke(self, spec: ToolSpec, arguments: object) -> object:
         import anyio
@@ -179,7 +184,7 @@ class ShieldedHandler(ZooExecutor):
     waits for it, and lets the cancellation propagate."""
 
     TWIST_CLAUSES: ClassVar[tuple[str, ...]] = _HANDLER
-    KNOWN_FALSE_VERDICT: ClassVar[str | None] = None
+    KNOWN_FALSE_VERDICTS: ClassVar[Mapping[str, str]] = {}
 
     async def invoke(self, spec: ToolSpec, arguments: object) -> object:
         task = asyncio.ensure_future(ZooExecutor.invoke(self, spec, arguments))
@@ -196,7 +201,7 @@ class ConcurrencyOneSemaphore(ZooExecutor):
     concurrent, and E11 only asks that concurrent outcomes equal sequential ones."""
 
     TWIST_CLAUSES: ClassVar[tuple[str, ...]] = ("E5", "E6", "E8", "E11", "E13")
-    KNOWN_FALSE_VERDICT: ClassVar[str | None] = None
+    KNOWN_FALSE_VERDICTS: ClassVar[Mapping[str, str]] = {}
 
     def __init__(self, registry: ToolRegistry) -> None:
         super().__init__(registry)
