@@ -5,10 +5,10 @@ there and turns red (XPASS) the day it is fixed: then drop its mark. Only the pu
 (``conformance.certify`` and the `Report` fields) is used. Each run is narrowed with
 ``only=`` to keep the module fast.
 
-Not here, because no tiny executor reproduced them with the current kit (see the issue-9 zoo
-report for what was tried): defect 3 (false "flaky" after a deadline stop), defect 10
-(verdicts depending on the target module's source text) and the E13 "flaky" wording of
-defect 13.
+Not here, because no tiny executor reproduced them with the current kit (what was tried is
+in ``tests/zoo/independent_analysis.md``): defect 3 (false "flaky" after a deadline stop),
+defect 10 (verdicts depending on the target module's source text) and the E13 "flaky" wording
+of defect 13.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Each is a realistic integrator bug in one hook of the correct `ZooExecutor` (or,
 polyloop's own `RegistryExecutor`), and `VIOLATES` names exactly the clauses it breaks. Where
 the kit does not see the bug yet, `KNOWN_MISS` says why (then its test in
 ``tests/kit/test_zoo_independent.py`` is a strict xfail). The measurements behind those notes
-are in the issue-9 zoo report; ``python tests/zoo/measure_independent.py`` repeats them.
+are in ``independent_analysis.md``; ``python tests/zoo/measure_independent.py`` repeats them.
 
 Some entries keep state beyond one executor (a class attribute or a factory object): that is
 their bug. Such state lives in the entry itself, never at module level.
