@@ -57,12 +57,15 @@ class ReprOfNonStrResult(ZooExecutor):
 
 @_xfail(1, "ReturnNonStr('object') returns a fresh object() per call, so its repr differs")
 def test_defect1_E11_passes_an_executor_whose_only_bug_is_E9() -> None:
-    ReprOfNonStrResult.audit.clear()
-    try:
-        report = certify(ReprOfNonStrResult, profile="ci", seed=0, only=["E11"])
-    finally:
+    # Which seeds draw ReturnNonStr("object") depends on the Hypothesis version (seed 0 on
+    # 6.170, seeds 1 and 2 on 6.168, the newest for Python 3.10): every one must pass.
+    for seed in (0, 1, 2):
         ReprOfNonStrResult.audit.clear()
-    assert report.result("E11").status == "pass", report.to_text()
+        try:
+            report = certify(ReprOfNonStrResult, profile="ci", seed=seed, only=["E11"])
+        finally:
+            ReprOfNonStrResult.audit.clear()
+        assert report.result("E11").status == "pass", report.to_text()
 
 
 def test_defect1_control_the_executor_does_break_E9() -> None:
