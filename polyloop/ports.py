@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from polyloop._json import freeze_arguments
+from polyloop._json import freeze_arguments, type_label
 from polyloop.types import ActionOutcome
 
 __all__ = ["Action", "ActionExecutor", "ToolCall"]
@@ -26,7 +26,7 @@ class ToolCall:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str):
-            raise TypeError(f"ToolCall.name must be a str, got {type(self.name).__name__}")
+            raise TypeError(f"ToolCall.name must be a str, got {type_label(self.name)}")
         object.__setattr__(self, "arguments", freeze_arguments(self.arguments))
 
 
@@ -40,10 +40,10 @@ class Action:
     def __post_init__(self) -> None:
         if self.tool_call is not None and not isinstance(self.tool_call, ToolCall):
             raise TypeError(
-                f"Action.tool_call must be a ToolCall, got {type(self.tool_call).__name__}"
+                f"Action.tool_call must be a ToolCall, got {type_label(self.tool_call)}"
             )
         if self.code is not None and not isinstance(self.code, str):
-            raise TypeError(f"Action.code must be a str, got {type(self.code).__name__}")
+            raise TypeError(f"Action.code must be a str, got {type_label(self.code)}")
         if (self.tool_call is None) == (self.code is None):
             raise ValueError("an Action needs exactly one of tool_call= or code=")
 
