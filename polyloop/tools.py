@@ -83,15 +83,14 @@ def _is_async_callable(handler: object) -> bool:
         call = _type_call(type(handler))
         if call is _PARTIAL_CALL:
             handler = _PARTIAL_FUNC(handler)
-            continue
-        if isinstance(call, (staticmethod, classmethod)):
-            call = call.__func__
-        if type(call) is not types.FunctionType:
-            if call is None or isinstance(call, _SLOT_TYPES):
-                return False  # a C-level __call__ (a class, a builtin object) never awaits
-            handler = call
-            continue
-        return inspect.iscoroutinefunction(call)
+        elif type(call) in (staticmethod, classmethod, types.FunctionType):
+            # A function found on the type is called with the instance (a static or class
+            # method without it): whichever, its own code decides.
+            return inspect.iscoroutinefunction(getattr(call, "__func__", call))
+        elif call is None or isinstance(call, _SLOT_TYPES):
+            return False  # a C-level __call__ (a class, a builtin) never returns a coroutine
+        else:
+            handler = call  # a callable object stored as `__call__` is called as it is
     return False
 
 

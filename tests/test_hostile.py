@@ -304,6 +304,16 @@ class AsyncStatic:
     __call__ = staticmethod(async_handler)
 
 
+class CallIsAsyncObject:
+    """`__call__` is an object, not a function: Python calls that object as it is."""
+
+    __call__ = AsyncCallable()
+
+
+class CallIsSyncObject:
+    __call__ = LyingGetattribute()
+
+
 class Method:
     async def run(self, arguments: dict[str, Any]) -> str:
         return "ok"
@@ -315,6 +325,7 @@ SYNC_IN_DISGUISE = {
     "getattribute-returns-async": LyingGetattribute(),
     "lying-class": LyingClass(),
     "partial-of-disguised": functools.partial(AsyncAttributeOnly()),
+    "call-is-a-sync-object": CallIsSyncObject(),
 }
 
 
@@ -333,6 +344,7 @@ ASYNC = {
     "async-call-object": AsyncCallable(),
     "staticmethod-call": AsyncStatic(),
     "bound-method": Method().run,
+    "call-is-an-async-object": CallIsAsyncObject(),
 }
 
 
