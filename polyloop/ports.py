@@ -17,8 +17,11 @@ class ToolCall:
     """One tool call as the model sent it.
 
     `arguments` is kept whatever its type (judging it is `ToolRegistry.validate`'s job), but
-    mappings and lists inside it are stored deep-frozen, so the recorded call can never change
-    after the fact — not even when a handler mutates what it was given.
+    mappings and lists inside it are stored deep-frozen and every other leaf that is not an
+    exact JSON scalar as a private deep copy, so the recorded call can never change after the
+    fact — not even when a handler mutates what it was given (E13). A leaf of which no private
+    copy can be made raises `TypeError` naming its path (see `freeze_arguments` for why
+    refusing beats sharing).
     """
 
     name: str

@@ -37,11 +37,10 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+import types
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
-
-import tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
 MODULES = ("polyloop/tools.py", "polyloop/_json.py", "polyloop/types.py")
@@ -138,7 +137,11 @@ def _scopes(source: str) -> tuple[list[tuple[int, int, str]], list[tuple[int, in
             if isinstance(child, ast.stmt):
                 body = getattr(child, "body", None)
                 if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
-                    header_end = max(child.lineno, body[0].lineno - 1)
+                    inner = [
+                        body[0].lineno,
+                        *(d.lineno for d in getattr(body[0], "decorator_list", [])),
+                    ]
+                    header_end = max(child.lineno, min(inner) - 1)
                     decorators = getattr(child, "decorator_list", [])
                     start = min([child.lineno, *(d.lineno for d in decorators)])
                     statements.append((start, header_end))
@@ -196,7 +199,10 @@ def generate(jobs: int) -> list[Mutant]:
 
     sources = {module: (ROOT / module).read_text(encoding="utf-8") for module in MODULES}
     digest = hashlib.sha256(
-        json.dumps([sources, [name for name, _ in _operators()]], sort_keys=True).encode()
+        json.dumps(
+            [sources, [name for name, _ in _operators()], Path(__file__).read_text()],
+            sort_keys=True,
+        ).encode()
     ).hexdigest()[:16]
     cache = CACHE_DIR / f"mutants-{digest}.pickle"
     if cache.exists():
@@ -276,6 +282,81 @@ def _install(mutant: Mutant | None) -> None:
     if mutant is not None:
         loader = _MutantLoader(mutant.module_name, ROOT / mutant.module, mutant.source)
         sys.meta_path.insert(0, loader)
+
+
+_CO_OPTIMIZED = 0x0001
+
+
+def _codes(code: types.CodeType) -> Iterable[types.CodeType]:
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _codes(const)
+
+
+def _own(code: types.CodeType) -> types.CodeType:
+    """`code` without its nested code objects: what its own body does."""
+    return code.replace(
+        co_consts=tuple(None if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    )
+
+
+def code_patches(mutant: Mutant) -> list[tuple[types.CodeType, types.CodeType]] | None:
+    """(original, mutated) code objects of the functions the mutant changes, or None when it
+    changes something that runs at import (module or class body, a default, a decorator):
+    such a mutant needs a fresh import instead of patched functions."""
+    path = str(ROOT / mutant.module)
+    original = compile((ROOT / mutant.module).read_text(encoding="utf-8"), path, "exec")
+    mutated = compile(mutant.source, path, "exec")
+    before = {(c.co_qualname, c.co_firstlineno): c for c in _codes(original)}
+    after = {(c.co_qualname, c.co_firstlineno): c for c in _codes(mutated)}
+    if before.keys() != after.keys():
+        return None
+    patches = []
+    for key, old in before.items():
+        new = after[key]
+        if old == new:
+            continue
+        if _own(old) != _own(new):
+            if not old.co_flags & _CO_OPTIMIZED or old.co_freevars != new.co_freevars:
+                return None  # a module or class body changed
+            patches.append((old, new))
+    return patches
+
+
+def live_functions(prefix: str = "polyloop") -> list[types.FunctionType]:
+    """Every function object of polyloop alive now (methods, lambdas kept in tables, ...)."""
+    import gc
+
+    return [
+        obj
+        for obj in gc.get_objects()
+        if type(obj) is types.FunctionType and str(obj.__module__).startswith(prefix)
+    ]
+
+
+def patch_in_place(mutant: Mutant, functions: Sequence[types.FunctionType]) -> bool:
+    """Swap the mutated code into the live function objects; False when that cannot express
+    the mutant (then the caller imports it fresh)."""
+    patches = code_patches(mutant)
+    if not patches:
+        return False
+    patched = 0
+    for old, new in patches:
+        for function in functions:
+            if function.__code__ == old:
+                function.__code__ = new
+                patched += 1
+    return patched > 0
+
+
+def fresh_import(mutant: Mutant) -> None:
+    """Forget polyloop, the kit and the test modules, then import them again over the mutant."""
+    for name in list(sys.modules):
+        root = name.split(".")[0]
+        if root in ("polyloop", "conformance", "_helpers", "conftest") or root.startswith("test_"):
+            del sys.modules[name]
+    _install(mutant)
 
 
 # ---- forked jobs ------------------------------------------------------------------------------
@@ -372,9 +453,12 @@ def kit_clauses() -> list[str]:
     return [clause.id for clause in CLAUSES if clause.id[0] in "VE"]
 
 
-def _kit_verdict(mutant: Mutant | None, clauses: Sequence[str]) -> dict[str, Any]:
+def _kit_verdict(
+    mutant: Mutant, clauses: Sequence[str], functions: Sequence[types.FunctionType]
+) -> dict[str, Any]:
     """Certify the (mutated) RegistryExecutor, stopping at the first clause that fails."""
-    _install(mutant)
+    if not patch_in_place(mutant, functions):
+        fresh_import(mutant)
     try:
         from conformance import certify
         from polyloop import RegistryExecutor
@@ -397,8 +481,10 @@ def _kit_verdict(mutant: Mutant | None, clauses: Sequence[str]) -> dict[str, Any
     return {"status": "survived"}
 
 
-def _tests_verdict(mutant: Mutant | None, nodeids: Sequence[str]) -> dict[str, Any]:
-    _install(mutant)
+def _tests_verdict(mutant: Mutant, nodeids: Sequence[str]) -> dict[str, Any]:
+    """A fresh `pytest -x` over `nodeids` with the mutant imported (for mutants that change
+    what runs at import; the others go to a `_TestServer`)."""
+    fresh_import(mutant)
     import pytest
 
     os.chdir(ROOT)
@@ -492,16 +578,21 @@ def library_tests() -> list[str]:
 # ---- the run ----------------------------------------------------------------------------------
 
 
-def _equivalents() -> dict[str, str]:
+def _equivalents() -> dict[str, dict[str, str]]:
     if not EQUIVALENT_FILE.exists():
         return {}
+    import tomllib  # the tox env runs on 3.11; the harness's unit tests never get here
+
     data = tomllib.loads(EQUIVALENT_FILE.read_text(encoding="utf-8"))
     entries = data.get("equivalent", [])
     found = {}
     for entry in entries:
         if not isinstance(entry.get("reason"), str) or not entry["reason"].strip():
             raise SystemExit(f"{EQUIVALENT_FILE}: entry {entry.get('id')!r} needs a reason")
-        found[entry["id"]] = entry["reason"]
+        kind = entry.get("kind", "equivalent")
+        if kind not in ("equivalent", "wording"):
+            raise SystemExit(f"{EQUIVALENT_FILE}: {entry['id']!r}: kind is equivalent or wording")
+        found[entry["id"]] = {"reason": entry["reason"], "kind": kind}
     return found
 
 
@@ -512,6 +603,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--results", default=str(CACHE_DIR / "results.json"))
     parser.add_argument("--limit", type=int, default=None, help="judge only the first N mutants")
     parser.add_argument("--match", default=None, help="judge only mutants whose id contains this")
+    parser.add_argument(
+        "--report-only",
+        action="store_true",
+        help="rewrite the report from --results without judging anything",
+    )
     parser.add_argument(
         "--reuse-kills",
         action="store_true",
@@ -541,6 +637,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         mutants = [m for m in mutants if args.match in m.id]
     if args.limit is not None:
         mutants = mutants[: args.limit]
+    if args.report_only:
+        saved = json.loads(Path(args.results).read_text())
+        meta = saved.pop("__meta__", {})
+        mutants = [m for m in mutants if m.id in saved]
+        return _write(args, mutants, generated, saved, equivalents, stale, meta)
 
     # Reference reach: which clause and which test executes which line.
     clauses: list[str] = []
@@ -615,84 +716,342 @@ def main(argv: Sequence[str] | None = None) -> int:
     previous: dict[str, dict[str, Any]] = {}
     if args.reuse_kills and Path(args.results).exists():
         previous = json.loads(Path(args.results).read_text())
-    jobs: list[_Job] = []
+    kit_jobs: list[_Job] = []
+    test_requests: list[tuple[Mutant, list[str], float]] = []
+    # The kit and the test modules are imported once, here, with the reference code: each
+    # forked judge swaps the mutated code objects into the live functions (a mutant of what
+    # runs at import is imported afresh instead).
+    import polyloop  # noqa: F401
+    from conformance import certify  # noqa: F401
+
+    functions = live_functions()
+    stats = _KillStats(clause_info)
+    by_id = {mutant.id: mutant for mutant in mutants}
     for mutant in mutants:
         kit = reached_clauses(mutant)
         tests = reached_tests(mutant)
-        results[mutant.id]["kit_clauses"] = kit
-        results[mutant.id]["test_count"] = len(tests)
-        results[mutant.id]["source_sha"] = hashlib.sha1(mutant.source.encode()).hexdigest()
-        safe = hashlib.sha1(mutant.id.encode()).hexdigest()[:12]
+        entry = results[mutant.id]
+        entry["kit_clauses"] = kit
+        entry["test_count"] = len(tests)
+        entry["source_sha"] = hashlib.sha1(mutant.source.encode()).hexdigest()
+        entry["patched"] = bool(code_patches(mutant))
         old = previous.get(mutant.id, {})
-        if old.get("source_sha") == results[mutant.id]["source_sha"]:
+        if old.get("source_sha") == entry["source_sha"]:
             for judge in ("kit", "tests"):
                 if old.get(judge, {}).get("status") == "killed":
-                    results[mutant.id][judge] = {**old[judge], "reused": True}
-        if "kit" in results[mutant.id]:
+                    entry[judge] = {**old[judge], "reused": True}
+        if "kit" in entry:
             pass
+        elif not mutant.on_path:
+            entry["kit"] = {"status": "off-path"}  # the kit's target is the path; saves time
         elif kit:
             budget = sum(clause_info[c]["clause_seconds"] for c in kit)
-            jobs.append(
+            kit_jobs.append(
                 _Job(
                     (mutant.id, "kit"),
-                    functools_partial(_kit_verdict, mutant, kit),
+                    functools_partial(
+                        _kit_verdict, mutant, _Ordered(kit, mutant, stats), functions
+                    ),
                     60 + 4 * budget,
-                    logs / f"{safe}.kit.log",
+                    logs / f"{_safe(mutant)}.kit.log",
                 )
             )
         else:
-            results[mutant.id]["kit"] = {"status": "unreached"}
-        if "tests" in results[mutant.id]:
+            entry["kit"] = {"status": "unreached"}
+        if "tests" in entry:
             pass
         elif tests:
             budget = sum(durations.get(n, 0.0) for n in tests)
-            jobs.append(
-                _Job(
-                    (mutant.id, "tests"),
-                    functools_partial(_tests_verdict, mutant, tests),
-                    60 + 4 * budget,
-                    logs / f"{safe}.tests.log",
-                )
-            )
+            test_requests.append((mutant, tests, 60 + 4 * budget))
         else:
-            results[mutant.id]["tests"] = {"status": "unreached"}
+            entry["tests"] = {"status": "unreached"}
 
     done = [0]
+    total = len(kit_jobs) + len(test_requests)
 
     def judged(job: _Job, result: dict[str, Any]) -> None:
         mutant_id, judge = job.key
+        if judge == "kit" and result.get("status") == "killed":
+            stats.add(by_id[mutant_id].function, str(result.get("clause")))
+        record(mutant_id, judge, result, job.log)
+
+    def record(mutant_id: str, judge: str, result: dict[str, Any], log: Path) -> None:
         results[mutant_id][judge] = result
         if result.get("status") in ("survived", "killed"):
-            job.log.unlink(missing_ok=True)
+            log.unlink(missing_ok=True)
         done[0] += 1
         if done[0] % 50 == 0:
             elapsed = time.monotonic() - began
-            print(f"  {done[0]}/{len(jobs)} judgements ({elapsed:.0f}s)", flush=True)
+            print(f"  {done[0]}/{total} judgements ({elapsed:.0f}s)", flush=True)
 
-    run_jobs(jobs, args.jobs, judged)
+    run_jobs(kit_jobs, args.jobs, judged)
+    print(f"kit judged ({time.monotonic() - began:.0f}s so far)", flush=True)
+    fresh = serve_tests(test_requests, args.jobs, logs, record, set(durations))
+    run_jobs(
+        [
+            _Job(
+                (mutant.id, "tests"),
+                functools_partial(_tests_verdict, mutant, tests),
+                timeout,
+                logs / f"{_safe(mutant)}.tests.log",
+            )
+            for mutant, tests, timeout in fresh
+        ],
+        args.jobs,
+        judged,
+    )
     wall = time.monotonic() - began
+    meta = {
+        "wall": wall,
+        "reference_seconds": reference_seconds,
+        "jobs": args.jobs,
+        "load": [list(load), list(os.getloadavg())],
+        "partial": bool(args.match or args.limit),
+        "reused": bool(args.reuse_kills),
+    }
     Path(args.results).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.results).write_text(json.dumps(results, indent=1, sort_keys=True))
+    Path(args.results).write_text(
+        json.dumps({**results, "__meta__": meta}, indent=1, sort_keys=True)
+    )
+    return _write(args, mutants, generated, results, equivalents, stale, meta)
 
-    from report import write_report  # tests/mutants/report.py
 
+def _write(
+    args: argparse.Namespace,
+    mutants: Sequence[Mutant],
+    generated: int,
+    results: dict[str, dict[str, Any]],
+    equivalents: dict[str, dict[str, str]],
+    stale: Sequence[str],
+    meta: dict[str, Any],
+) -> int:
+    from detection_report import write_report
+
+    partial = bool(meta.get("partial")) or len(mutants) < generated
     problems = write_report(
         Path(args.report),
         mutants=mutants,
         generated=generated,
         results=results,
         equivalents=equivalents,
-        stale=stale if not (args.match or args.limit) else [],
-        wall=wall,
-        reference_seconds=reference_seconds,
-        jobs=args.jobs,
-        load=(load, os.getloadavg()),
-        partial=bool(args.match or args.limit),
+        stale=[] if partial else stale,
+        wall=float(meta.get("wall", 0.0)),
+        reference_seconds=float(meta.get("reference_seconds", 0.0)),
+        jobs=int(meta.get("jobs", args.jobs)),
+        load=tuple(tuple(x) for x in meta.get("load", [[0.0], [0.0]])),  # type: ignore[arg-type]
+        partial=partial,
     )
     for problem in problems:
         print(f"error: {problem}", file=sys.stderr)
-    print(f"report written to {args.report} ({wall:.0f}s)")
+    print(f"report written to {args.report}")
     return 1 if problems else 0
+
+
+class _KillStats:
+    """Which clause killed earlier mutants, per function: a forked judge tries those first, so
+    a kill costs one clause rather than a sweep (the parent's counts are read at fork time)."""
+
+    def __init__(self, clause_info: dict[str, dict[str, Any]]) -> None:
+        self.seconds = {c: float(info["clause_seconds"]) for c, info in clause_info.items()}
+        self.by_function: dict[str, dict[str, int]] = {}
+        self.overall: dict[str, int] = {}
+
+    def add(self, function: str, clause: str) -> None:
+        local = self.by_function.setdefault(function, {})
+        local[clause] = local.get(clause, 0) + 1
+        self.overall[clause] = self.overall.get(clause, 0) + 1
+
+    def order(self, clauses: Sequence[str], function: str) -> list[str]:
+        local = self.by_function.get(function, {})
+        return sorted(
+            clauses,
+            key=lambda c: (-local.get(c, 0), -self.overall.get(c, 0) / 4, self.seconds.get(c, 0)),
+        )
+
+
+class _Ordered(Sequence[str]):
+    """The reachable clauses, in the order `_KillStats` gives when the judge starts."""
+
+    def __init__(self, clauses: Sequence[str], mutant: Mutant, stats: _KillStats) -> None:
+        self.clauses, self.mutant, self.stats = list(clauses), mutant, stats
+        self._order: list[str] | None = None
+
+    def _resolved(self) -> list[str]:
+        if self._order is None:
+            self._order = self.stats.order(self.clauses, self.mutant.function)
+        return self._order
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._resolved()[index]
+
+    def __len__(self) -> int:
+        return len(self.clauses)
+
+
+def _safe(mutant: Mutant) -> str:
+    return hashlib.sha1(mutant.id.encode()).hexdigest()[:12]
+
+
+def serve_tests(
+    requests: Sequence[tuple[Mutant, list[str], float]],
+    workers: int,
+    logs: Path,
+    record: Callable[[str, str, dict[str, Any], Path], None],
+    known: set[str],
+) -> list[tuple[Mutant, list[str], float]]:
+    """Judge `requests` with `workers` test servers: each is one pytest session over every
+    library test, collected once, that forks a child per mutant, swaps the mutated code in and
+    runs the mutant's tests until one fails. Returns the requests a patch cannot express."""
+    if not requests:
+        return []
+    context = multiprocessing.get_context("fork")
+    counter = context.Value("i", 0)
+    outputs = [logs / f"server-{k}.jsonl" for k in range(workers)]
+    logs.mkdir(parents=True, exist_ok=True)
+    servers = []
+    for k in range(workers):
+        outputs[k].unlink(missing_ok=True)
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                _tests_server(requests, counter, outputs[k], logs / f"server-{k}.log", known)
+            except BaseException:
+                code = 3
+            finally:
+                os._exit(code)
+        servers.append(pid)
+    for pid in servers:
+        os.waitpid(pid, 0)
+    fresh = []
+    seen = set()
+    by_id = {mutant.id: (mutant, tests, timeout) for mutant, tests, timeout in requests}
+    for output in outputs:
+        if not output.exists():
+            continue
+        for line in output.read_text().splitlines():
+            answer = json.loads(line)
+            mutant_id = answer.pop("id")
+            seen.add(mutant_id)
+            if answer.get("status") == "nopatch":
+                fresh.append(by_id[mutant_id])
+            else:
+                record(mutant_id, "tests", answer, logs / "none")
+    for mutant_id in by_id:
+        if mutant_id not in seen:
+            record(mutant_id, "tests", {"status": "crashed", "detail": "server died"}, logs / "x")
+    return fresh
+
+
+def _tests_server(
+    requests: Sequence[tuple[Mutant, list[str], float]],
+    counter: Any,
+    output: Path,
+    log: Path,
+    known: set[str],
+) -> None:
+    import pytest
+    from _pytest.runner import runtestprotocol
+
+    handle = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(handle, 1)
+    os.dup2(handle, 2)
+    os.chdir(ROOT)
+    os.environ["HYPOTHESIS_PROFILE"] = "ci"
+
+    class Server:
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_runtestloop(self, session: Any) -> bool:
+            items = {item.nodeid: item for item in session.items}
+            functions = live_functions()
+            # Tests written after the reference coverage was measured have no reach data:
+            # run them for every mutant, after the tests known to reach it.
+            unmeasured = [n for n in items if n not in known]
+            while True:
+                with counter.get_lock():
+                    index = counter.value
+                    counter.value += 1
+                if index >= len(requests):
+                    return True
+                mutant, nodeids, timeout = requests[index]
+                answer = _judge_forked(
+                    mutant, [*nodeids, *unmeasured], timeout, items, functions, runtestprotocol
+                )
+                with output.open("a") as sink:
+                    sink.write(json.dumps({"id": mutant.id, **answer}) + "\n")
+
+    pytest.main(
+        [
+            "-q",
+            "-s",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:randomly",
+            "-o",
+            "addopts=",
+            *library_tests(),
+        ],
+        plugins=[Server()],
+    )
+
+
+def _judge_forked(
+    mutant: Mutant,
+    nodeids: Sequence[str],
+    timeout: float,
+    items: dict[str, Any],
+    functions: Sequence[types.FunctionType],
+    runtestprotocol: Callable[..., Any],
+) -> dict[str, Any]:
+    if not code_patches(mutant):
+        return {"status": "nopatch"}
+    out = Path(tempfile.mkstemp(prefix="polyloop-mutant-")[1])
+    started = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            os.setpgid(0, 0)
+            os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = tempfile.mkdtemp(prefix="polyloop-hyp-")
+            if not patch_in_place(mutant, functions):
+                out.write_text(json.dumps({"status": "nopatch"}))
+            else:
+                verdict: dict[str, Any] = {"status": "survived"}
+                for nodeid in nodeids:
+                    item = items.get(nodeid)
+                    if item is None:
+                        continue
+                    reports = runtestprotocol(item, log=False, nextitem=None)
+                    if any(report.failed for report in reports):
+                        verdict = {"status": "killed", "test": nodeid}
+                        break
+                out.write_text(json.dumps(verdict))
+        except BaseException as exc:
+            with contextlib.suppress(BaseException):
+                out.write_text(json.dumps({"status": "crashed", "error": repr(exc)[:300]}))
+        finally:
+            os._exit(code)
+    while True:
+        finished, _ = os.waitpid(pid, os.WNOHANG)
+        if finished:
+            break
+        if time.monotonic() - started > timeout:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            out.unlink(missing_ok=True)
+            return {"status": "timeout", "seconds": time.monotonic() - started}
+        time.sleep(0.01)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+    try:
+        answer: dict[str, Any] = json.loads(out.read_text())
+    except (OSError, ValueError):
+        answer = {"status": "crashed"}
+    out.unlink(missing_ok=True)
+    answer["seconds"] = time.monotonic() - started
+    return answer
 
 
 def _inputs_digest() -> str:

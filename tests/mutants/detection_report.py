@@ -39,7 +39,7 @@ def write_report(
     mutants: Sequence[Any],
     generated: int,
     results: dict[str, dict[str, Any]],
-    equivalents: dict[str, str],
+    equivalents: dict[str, dict[str, str]],
     stale: Sequence[str],
     wall: float,
     reference_seconds: float,
@@ -50,25 +50,26 @@ def write_report(
     """Write the report; return the problems that fail the run (an equivalent mutant killed,
     an equivalent entry matching no mutant)."""
     problems: list[str] = []
-    by_id = {m.id: m for m in mutants}
-    equivalent = [m for m in mutants if m.id in equivalents]
-    for mutant in equivalent:
-        for judge in ("kit", "tests"):
+    kinds = {key: entry.get("kind", "equivalent") for key, entry in equivalents.items()}
+    equivalent = [m for m in mutants if kinds.get(m.id) == "equivalent"]
+    wording = [m for m in mutants if kinds.get(m.id) == "wording"]
+    for mutant in [*equivalent, *wording]:
+        judges = ("kit", "tests") if kinds[mutant.id] == "equivalent" else ("kit",)
+        for judge in judges:
             if _status(results[mutant.id], judge) in DETECTED:
                 problems.append(
-                    f"equivalent mutant {mutant.id!r} was detected by the {judge}: "
+                    f"{kinds[mutant.id]} mutant {mutant.id!r} was detected by the {judge}: "
                     "remove it from tests/mutants/equivalent.toml"
                 )
     for entry in stale:
         problems.append(f"equivalent entry {entry!r} matches no mutant: remove it")
-    live = [m for m in mutants if m.id not in equivalents]
-    on_path = [m for m in live if m.on_path]
+    live = [m for m in mutants if kinds.get(m.id) != "equivalent"]
+    on_path = [m for m in live if m.on_path and kinds.get(m.id) != "wording"]
 
     def tally(group: Sequence[Any], judge: str) -> collections.Counter[str]:
         return collections.Counter(_status(results[m.id], judge) for m in group)
 
     kit = tally(on_path, "kit")
-    kit_all = tally(live, "kit")
     tests = tally(live, "tests")
     kit_detected = sum(kit[s] for s in DETECTED)
     tests_detected = sum(tests[s] for s in DETECTED)
@@ -83,9 +84,6 @@ def write_report(
         if _status(results[m.id], "kit") == "killed"
     )
     kit_survivors = [m for m in on_path if _status(results[m.id], "kit") not in DETECTED]
-    off_path_survivors = [
-        m for m in live if not m.on_path and _status(results[m.id], "kit") not in DETECTED
-    ]
     test_survivors = [m for m in live if _status(results[m.id], "tests") not in DETECTED]
 
     out: list[str] = [
@@ -104,7 +102,10 @@ def write_report(
         "reference run executes the mutated statement, fastest first.",
         "",
         "A mutant is *detected* when the judge fails, times out or dies on it. The validation "
-        "and dispatch path is listed in `PATH_FUNCTIONS` in `tests/mutants/run.py`.",
+        "and dispatch path is listed in `PATH_FUNCTIONS` in `tests/mutants/run.py`; the kit "
+        "judges only mutants on it (elsewhere: spec and registry construction, S4/S5, "
+        "`schema_for_model`, `ActionOutcome`'s own checks, which the executor kit does not "
+        "certify); the library tests judge every mutant.",
         "",
         "## Summary",
         "",
@@ -112,18 +113,17 @@ def write_report(
         "|---|---:|",
         f"| mutants generated | {generated} |",
         f"| judged in this run | {len(mutants)} |",
-        f"| equivalent (`tests/mutants/equivalent.toml`) | {len(equivalent)} |",
+        f"| equivalent (`tests/mutants/equivalent.toml`, kind `equivalent`) | {len(equivalent)} |",
         f"| non-equivalent | {len(live)} |",
-        f"| … on the validation/dispatch path | {len(on_path)} |",
+        f"| … of which wording the contract leaves free (kind `wording`: the library tests "
+        f"judge them, the kit may not) | {len(wording)} |",
+        f"| … on the validation/dispatch path, wording excluded | {len(on_path)} |",
         "",
         "| judge | population | killed | timed out | crashed | survived | not reached | detected |",
         "|---|---|---:|---:|---:|---:|---:|---:|",
         f"| kit alone | validation/dispatch path ({len(on_path)}) | {kit['killed']} | "
         f"{kit['timeout']} | {kit['crashed']} | {kit['survived']} | {kit['unreached']} | "
         f"**{_percent(kit_detected, len(on_path))}** |",
-        f"| kit alone | all non-equivalent ({len(live)}) | {kit_all['killed']} | "
-        f"{kit_all['timeout']} | {kit_all['crashed']} | {kit_all['survived']} | "
-        f"{kit_all['unreached']} | {_percent(sum(kit_all[s] for s in DETECTED), len(live))} |",
         f"| library tests | all non-equivalent ({len(live)}) | {tests['killed']} | "
         f"{tests['timeout']} | {tests['crashed']} | {tests['survived']} | {tests['unreached']} | "
         f"**{_percent(tests_detected, len(live))}** |",
@@ -150,6 +150,18 @@ def write_report(
         + ".",
         "",
     ]
+    reused = sum(
+        1
+        for m in mutants
+        for judge in ("kit", "tests")
+        if results[m.id].get(judge, {}).get("reused")
+    )
+    if reused:
+        out += [
+            f"{reused} kills were carried over from the previous run for unchanged mutants "
+            "(`--reuse-kills`); every other verdict was judged in this run.",
+            "",
+        ]
     if problems:
         out += ["## Problems (these fail the run)", ""]
         out += [f"- {problem}" for problem in problems]
@@ -175,24 +187,26 @@ def write_report(
             f"tests: {_status(result, 'tests')} ({result.get('test_count', 0)} tests reach it); "
             f"kit: {_status(result, 'kit')}.",
         )
-    out += [
-        "## Kit survivors off the path",
-        "",
-        "Code the executor kit does not certify (spec and registry construction, S4/S5, "
-        "`schema_for_model`, `ActionOutcome`'s own checks); the library tests judge these.",
-        "",
-    ]
-    for mutant in off_path_survivors:
-        out += [
-            f"- `{mutant.id}` — kit: {_status(results[mutant.id], 'kit')}; tests: "
-            f"{_status(results[mutant.id], 'tests')}"
-        ]
-    out += ["", "## Equivalent mutants", ""]
+    out += ["## Equivalent mutants", ""]
     if not equivalent:
         out += ["None.", ""]
     for mutant in equivalent:
-        out += _block(mutant, f"Reason: {equivalents[mutant.id]}")
+        out += _block(mutant, f"Reason: {equivalents[mutant.id]['reason']}")
+    out += [
+        "## Wording the contract leaves free",
+        "",
+        "Excluded from the kit's population only (the kit may not require wording the contract "
+        "does not pin); the library tests, which pin polyloop's own wording, still judge them.",
+        "",
+    ]
+    if not wording:
+        out += ["None.", ""]
+    for mutant in wording:
+        out += _block(
+            mutant,
+            f"Reason: {equivalents[mutant.id]['reason']} (tests: "
+            f"{_status(results[mutant.id], 'tests')})",
+        )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(out).rstrip() + "\n", encoding="utf-8")
-    del by_id
     return problems
