@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Mapping
+from enum import Enum
 from types import MappingProxyType
 from typing import Any
 
@@ -32,8 +33,46 @@ def shorten(text: str, limit: int = 80) -> str:
     return f"{text[:keep]}…(+{len(text) - keep} chars)"
 
 
+def safe_repr(value: object, limit: int = 80) -> str:
+    """`repr(value)` shortened, or a placeholder when even that raises: messages never crash."""
+    try:
+        text = repr(value)
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        text = None
+    if type(text) is not str:
+        return f"<{type_label(value)} object; repr() failed>"
+    return shorten(text, limit)
+
+
+_TYPE_NAME = vars(type)["__name__"].__get__
+
+
+def type_label(value: object) -> str:
+    """The name of `value`'s class for a message, read so that no metaclass can make it raise."""
+    return shorten(_TYPE_NAME(type(value)), 60)
+
+
 def _path_key(path: str, key: object) -> str:
-    return f"{path}[{shorten(repr(key), 60)}]"
+    return f"{path}[{safe_repr(key, 60)}]"
+
+
+_SAFE_INT_BITS = 2000
+"""Integers up to this size have at most 603 digits, below the smallest limit Python allows for
+integer-to-string conversion (640), so only larger ones need the exact check."""
+
+
+def _check_writable_int(value: int, path: str) -> None:
+    """Refuse an integer `json.dumps` cannot write (R5: `json.dumps` of the schema always works)."""
+    try:
+        int.__repr__(value)
+    except ValueError:
+        raise ValueError(
+            f"{path} is an integer of about {int(value.bit_length() * 0.30103)} digits, more than "
+            "json can write (Python's limit for integer-to-string conversion, "
+            "sys.get_int_max_str_digits()); write it as a string or a float"
+        ) from None
 
 
 def freeze_json(value: object, path: str) -> Any:
@@ -47,7 +86,11 @@ def freeze_json(value: object, path: str) -> Any:
 
 
 def _freeze_json(value: object, path: str, depth: int, active: set[int]) -> Any:
-    if isinstance(value, bool) or value is None or isinstance(value, (str, int)):
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        if value.bit_length() > _SAFE_INT_BITS:
+            _check_writable_int(value, path)
         return value
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -92,31 +135,61 @@ def freeze_arguments(value: object) -> Any:
     """Deep-freeze whatever the model sent as arguments, keeping non-container leaves as they are.
 
     Unlike `freeze_json` this accepts any leaf: arguments are recorded as received, and judging
-    them is `validate`'s job. Non-JSON leaves are recorded as private copies (a set as a
-    frozenset, a bytearray as bytes, anything else deep-copied where possible), so the sender
-    cannot change the record later. Only cycles and absurd nesting are refused.
+    them is `validate`'s job. E13 promises that nothing a handler does reaches the record or a
+    later call, so every leaf that is not an exact `str`/`int`/`float`/`bool`/`None` — a set, a
+    bytearray, a `str` or `int` subclass (it can carry attributes), any other object, and any
+    non-`str` mapping key — is recorded as a private deep copy, and each handler gets a fresh
+    deep copy of that (`thaw`). A leaf of which no private copy can be made (`copy.deepcopy`
+    fails, or hands back the very same mutable object, as it does for one holding a lock or for
+    a function) is refused here with a `TypeError` naming its path: keeping the shared object
+    would silently break E13, and refusing at construction tells the sender at once. Cycles and
+    absurd nesting are refused too.
     """
     return _freeze_any(value, "arguments", 0, set())
 
 
-def _copy_leaf(value: object) -> Any:
-    """A private copy of a non-JSON leaf, so neither its sender nor a handler can change it."""
-    if isinstance(value, (set, frozenset)):
-        return frozenset(value)
-    if isinstance(value, bytearray):
-        return bytes(value)
+_ATOMIC_IMMUTABLE = frozenset({str, int, float, bool, type(None), bytes, complex, range})
+"""Exact types whose instances `deepcopy` may hand back unchanged because nothing can mutate
+them."""
+
+
+def _copy_leaf(value: object, path: str) -> Any:
+    """A private copy of a non-JSON leaf, so neither its sender nor a handler can change it.
+
+    Raises `TypeError` naming `path` when no private copy can be made (see `freeze_arguments`).
+    """
     try:
-        return copy.deepcopy(value)
-    except Exception:
-        return value  # uncopyable objects are kept as sent; nothing better is possible
+        if isinstance(value, (set, frozenset)):
+            copied: Any = frozenset(copy.deepcopy(list(value)))
+        elif isinstance(value, bytearray):
+            copied = bytes(value)
+        else:
+            copied = copy.deepcopy(value)
+    except Exception as exc:
+        raise TypeError(
+            f"{path} is a {type_label(value)} of which no private copy can be made "
+            f"(copy.deepcopy raised {type_label(exc)}); a recorded call must own its arguments "
+            "(E13), so send JSON data (dicts, lists, str, int, float, bool, None) instead"
+        ) from None
+    if copied is value and type(value) not in _ATOMIC_IMMUTABLE and not isinstance(value, Enum):
+        # Enum members are singletons by design: the member itself is the value.
+        raise TypeError(
+            f"{path} is a {type_label(value)} that copy.deepcopy cannot copy (it returns the same "
+            "object); a recorded call must own its arguments (E13), so send JSON data instead"
+        )
+    return copied
+
+
+def _copy_key(key: object, path: str) -> Any:
+    return key if type(key) is str else _copy_leaf(key, f"{path} (a key)")
 
 
 def _freeze_any(value: object, path: str, depth: int, active: set[int]) -> Any:
-    if isinstance(value, _SCALARS):
+    if type(value) in _SCALAR_TYPES:
         return value
     is_mapping = isinstance(value, Mapping)
     if not is_mapping and not isinstance(value, (list, tuple)):
-        return _copy_leaf(value)
+        return _copy_leaf(value, path)
     if id(value) in active:
         raise ValueError(f"{path} refers back to one of its own containers (a reference cycle)")
     if depth >= MAX_ARGUMENT_DEPTH:
@@ -127,7 +200,9 @@ def _freeze_any(value: object, path: str, depth: int, active: set[int]) -> Any:
             assert isinstance(value, Mapping)
             return MappingProxyType(
                 {
-                    key: _freeze_any(item, _path_key(path, key), depth + 1, active)
+                    _copy_key(key, _path_key(path, key)): _freeze_any(
+                        item, _path_key(path, key), depth + 1, active
+                    )
                     for key, item in value.items()
                 }
             )
@@ -141,16 +216,22 @@ def _freeze_any(value: object, path: str, depth: int, active: set[int]) -> Any:
 
 
 def thaw(value: Any) -> Any:
-    """Return a fresh plain copy (dicts and lists) of a value made by the freeze functions."""
-    if isinstance(value, _SCALARS):
+    """Return a fresh plain copy (dicts and lists) of a value made by the freeze functions.
+
+    Leaves other than exact JSON scalars are deep-copied again, so each caller owns its own.
+    """
+    if type(value) in _SCALAR_TYPES:
         return value
-    if isinstance(value, Mapping):
-        return {key: thaw(item) for key, item in value.items()}
-    if isinstance(value, tuple):
+    if type(value) is MappingProxyType:
+        return {
+            key if type(key) is str else copy.deepcopy(key): thaw(item)
+            for key, item in value.items()
+        }
+    if type(value) is tuple:
         return [thaw(item) for item in value]
-    if isinstance(value, frozenset):
-        return set(value)
-    return _copy_leaf(value)
+    if type(value) is frozenset:
+        return set(copy.deepcopy(list(value)))
+    return copy.deepcopy(value)
 
 
 def thaw_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
@@ -162,6 +243,7 @@ def thaw_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
     # MappingProxyType.copy() copies the dict underneath, several times faster than dict(proxy).
     result = arguments.copy() if type(arguments) is MappingProxyType else dict(arguments)
     for key, item in result.items():
-        if type(item) not in _SCALAR_TYPES and not isinstance(item, _SCALARS):
-            result[key] = thaw(item)
+        if type(item) not in _SCALAR_TYPES or type(key) is not str:
+            thawed: dict[str, Any] = thaw(arguments)
+            return thawed
     return result

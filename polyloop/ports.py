@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from polyloop._json import freeze_arguments
+from polyloop._json import freeze_arguments, type_label
 from polyloop.types import ActionOutcome
 
 __all__ = ["Action", "ActionExecutor", "ToolCall"]
@@ -17,8 +17,11 @@ class ToolCall:
     """One tool call as the model sent it.
 
     `arguments` is kept whatever its type (judging it is `ToolRegistry.validate`'s job), but
-    mappings and lists inside it are stored deep-frozen, so the recorded call can never change
-    after the fact — not even when a handler mutates what it was given.
+    mappings and lists inside it are stored deep-frozen and every other leaf that is not an
+    exact JSON scalar as a private deep copy, so the recorded call can never change after the
+    fact — not even when a handler mutates what it was given (E13). A leaf of which no private
+    copy can be made raises `TypeError` naming its path (see `freeze_arguments` for why
+    refusing beats sharing).
     """
 
     name: str
@@ -26,7 +29,7 @@ class ToolCall:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str):
-            raise TypeError(f"ToolCall.name must be a str, got {type(self.name).__name__}")
+            raise TypeError(f"ToolCall.name must be a str, got {type_label(self.name)}")
         object.__setattr__(self, "arguments", freeze_arguments(self.arguments))
 
 
@@ -40,10 +43,10 @@ class Action:
     def __post_init__(self) -> None:
         if self.tool_call is not None and not isinstance(self.tool_call, ToolCall):
             raise TypeError(
-                f"Action.tool_call must be a ToolCall, got {type(self.tool_call).__name__}"
+                f"Action.tool_call must be a ToolCall, got {type_label(self.tool_call)}"
             )
         if self.code is not None and not isinstance(self.code, str):
-            raise TypeError(f"Action.code must be a str, got {type(self.code).__name__}")
+            raise TypeError(f"Action.code must be a str, got {type_label(self.code)}")
         if (self.tool_call is None) == (self.code is None):
             raise ValueError("an Action needs exactly one of tool_call= or code=")
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 import functools
 import inspect
 import numbers
+import types
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from polyloop._json import freeze_json, shorten, thaw, thaw_arguments
+from polyloop._json import freeze_json, safe_repr, shorten, thaw, thaw_arguments, type_label
 from polyloop.ports import Action, ToolCall
 from polyloop.types import ActionOutcome, ActionStatus, ReplayPolicy, _trusted_outcome
 
@@ -50,15 +51,50 @@ class ToolEnvironmentError(Exception):
     """
 
 
+_PARTIAL_CALL = vars(functools.partial)["__call__"]
+_PARTIAL_FUNC = vars(functools.partial)["func"].__get__
+_TYPE_MRO = vars(type)["__mro__"].__get__
+_TYPE_DICT = vars(type)["__dict__"].__get__
+
+
+def _type_call(kind: type) -> object:
+    """The `__call__` that calling an instance of `kind` runs: found on the type, never on the
+    instance, and read from the class dictionaries so no `__getattribute__` is consulted."""
+    for klass in _TYPE_MRO(kind):
+        namespace = _TYPE_DICT(klass)
+        if "__call__" in namespace:
+            return namespace["__call__"]
+    return None
+
+
 def _is_async_callable(handler: object) -> bool:
-    while isinstance(handler, functools.partial):
-        handler = handler.func
-    if isinstance(handler, type):
-        # Calling a class builds an instance; it never returns a coroutine.
-        return False
-    if inspect.iscoroutinefunction(handler):
-        return True
-    return inspect.iscoroutinefunction(getattr(handler, "__call__", None))  # noqa: B004
+    """Whether calling `handler` returns a coroutine, judged the way Python's call finds the code.
+
+    `handler(...)` runs `type(handler).__call__`, so an instance attribute named `__call__`, a
+    `__getattribute__` or a `__class__` that lies, and a `functools.partial` subclass that
+    overrides `__call__` are all judged by what really runs (S5).
+    """
+    for _ in range(100):  # a chain of partials and callable objects, bounded
+        if type(handler) is types.FunctionType:  # not subclassable: its code is what runs
+            return inspect.iscoroutinefunction(handler)
+        if type(handler) is types.MethodType:
+            handler = handler.__func__
+            continue
+        call = _type_call(type(handler))
+        if call is _PARTIAL_CALL:
+            handler = _PARTIAL_FUNC(handler)
+        elif type(call) in (staticmethod, classmethod, types.FunctionType):
+            # A function found on the type is called with the instance (a static or class
+            # method without it): whichever, its own code decides.
+            return inspect.iscoroutinefunction(getattr(call, "__func__", call))
+        elif call is None or isinstance(call, _SLOT_TYPES):
+            return False  # a C-level __call__ (a class, a builtin) never returns a coroutine
+        else:
+            handler = call  # a callable object stored as `__call__` is called as it is
+    return False
+
+
+_SLOT_TYPES = (types.WrapperDescriptorType, types.MethodWrapperType, types.MethodDescriptorType)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,44 +116,44 @@ class ToolSpec:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str):
-            raise TypeError(f"ToolSpec.name must be a str, got {type(self.name).__name__}")
+            raise TypeError(f"ToolSpec.name must be a str, got {type_label(self.name)}")
         if not self.name.strip():
             raise ValueError(
                 f"ToolSpec.name must not be blank (got {self.name!r}); "
                 "a blank name is invisible in a prompt"
             )
-        label = shorten(repr(self.name))
+        label = safe_repr(self.name)
         if not isinstance(self.description, str):
             raise TypeError(
                 f"ToolSpec.description of tool {label} must be a str, "
-                f"got {type(self.description).__name__}"
+                f"got {type_label(self.description)}"
             )
         if not isinstance(self.parameters, Mapping):
             raise TypeError(
                 f"ToolSpec.parameters of tool {label} must be a JSON Schema mapping, "
-                f"got {type(self.parameters).__name__}"
+                f"got {type_label(self.parameters)}"
             )
         object.__setattr__(self, "parameters", freeze_json(self.parameters, "parameters"))
         if not isinstance(self.replay_policy, ReplayPolicy):
             raise TypeError(
                 f"ToolSpec.replay_policy of tool {label} must be a ReplayPolicy, "
-                f"got {type(self.replay_policy).__name__}"
+                f"got {type_label(self.replay_policy)}"
             )
         if not isinstance(self.completes_run, bool):
             raise TypeError(
                 f"ToolSpec.completes_run of tool {label} must be a bool, "
-                f"got {type(self.completes_run).__name__}"
+                f"got {type_label(self.completes_run)}"
             )
         if self.handler is not None:
             if not callable(self.handler):
                 raise TypeError(
                     f"ToolSpec.handler of tool {label} must be callable, "
-                    f"got {type(self.handler).__name__}"
+                    f"got {type_label(self.handler)}"
                 )
             if not _is_async_callable(self.handler):
                 raise TypeError(
                     f"ToolSpec.handler of tool {label} must be an async callable; "
-                    f"{shorten(repr(self.handler))} is not — declare it with `async def`"
+                    f"{safe_repr(self.handler)} is not — declare it with `async def`"
                 )
 
 
@@ -135,7 +171,8 @@ def _is_integer(value: object) -> bool:
         return True
     # A float with no fractional part is an integer from draft-06 on; accepting it under
     # draft-04 too is merely lenient, never a false rejection.
-    return isinstance(value, float) and value.is_integer()
+    # `float.is_integer`, not the value's own: a subclass may override it (and raise).
+    return isinstance(value, float) and float.is_integer(value)
 
 
 def _is_number(value: object) -> bool:
@@ -168,7 +205,7 @@ def _json_type_name(value: object) -> str:
         return "array"
     if isinstance(value, Mapping):
         return "object"
-    return f"non-JSON {shorten(type(value).__name__, 40)}"
+    return f"non-JSON {shorten(type_label(value), 40)}"
 
 
 _FAST_TYPES: dict[str, frozenset[type]] = {
@@ -206,10 +243,31 @@ def _type_rule(key: str, schema: object, legacy: bool) -> _TypeRule | None:
 
 def _quoted_list(items: Iterable[object], limit: int = 10) -> str:
     items = list(items)
-    shown = ", ".join(shorten(repr(item), 40) for item in items[:limit])
+    shown = ", ".join(safe_repr(item, 40) for item in items[:limit])
     if len(items) > limit:
         shown += f" and {len(items) - limit} more"
     return shown
+
+
+class _OddKey:
+    """A mapping key that is not a string: equal only to itself, shown by a repr that cannot
+    raise. It can never name a property, so it is at most an unexpected argument."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: object) -> None:
+        self.key = key
+
+    def __repr__(self) -> str:
+        return safe_repr(self.key, 40)
+
+
+def _plain_key(key: object) -> object:
+    if type(key) is str:
+        return key
+    if issubclass(type(key), str):  # not isinstance: a lying `__class__` cannot pass
+        return str.__str__(key)
+    return _OddKey(key)
 
 
 class _CompiledTool:
@@ -224,7 +282,7 @@ class _CompiledTool:
     def __init__(self, spec: ToolSpec) -> None:
         self.spec = spec
         self.name = spec.name
-        self.label = shorten(repr(spec.name))
+        self.label = safe_repr(spec.name)
         self.handler = spec.handler
         params = spec.parameters
         dialect = params.get("$schema")
@@ -265,15 +323,27 @@ class _CompiledTool:
         """
         kind = type(arguments)
         if kind is MappingProxyType or kind is dict:
-            keys = arguments.keys()  # type: ignore[attr-defined]
-            if keys >= self.required_set and (self.allowed is None or keys <= self.allowed):
-                for key, fast, check, _ in self.typed:
-                    value = arguments.get(key, _ABSENT)  # type: ignore[attr-defined]
-                    if value is not _ABSENT and type(value) not in fast and not check(value):
-                        break
-                else:
-                    return None
-        return self._describe(arguments)
+            try:
+                keys = arguments.keys()  # type: ignore[attr-defined]
+                if keys >= self.required_set and (self.allowed is None or keys <= self.allowed):
+                    for key, fast, check, _ in self.typed:
+                        value = arguments.get(key, _ABSENT)  # type: ignore[attr-defined]
+                        if value is not _ABSENT and type(value) not in fast and not check(value):
+                            break
+                    else:
+                        return None
+            except Exception:  # a hostile key or value: the full path decides
+                pass
+        try:
+            return self._describe(arguments)
+        except Exception as exc:
+            # Only objects that are not JSON data get here (a value whose class check raises);
+            # the call is refused rather than crashing the loop (validate raises only
+            # ToolValidationError; execute always returns an outcome).
+            return (
+                f"invalid arguments for tool {self.label}: they could not be checked "
+                f"({type_label(exc)} raised while inspecting them); send JSON data"
+            )
 
     def _describe(self, arguments: object) -> str | None:
         if not isinstance(arguments, Mapping):
@@ -281,6 +351,10 @@ class _CompiledTool:
                 f"arguments for tool {self.label} must be a JSON object, "
                 f"got {_json_type_name(arguments)}"
             )
+        # Judge a plain copy keyed by exact `str`: a key of a `str` subclass is compared as the
+        # text it holds, and a key that is no string at all can never name a property, so no
+        # key's own `__eq__`/`__hash__` runs during the checks.
+        arguments = {_plain_key(key): value for key, value in arguments.items()}
         problems = []
         missing = [key for key in self.required if key not in arguments]
         if missing:
@@ -293,7 +367,7 @@ class _CompiledTool:
                     f"unexpected argument(s) {_quoted_list(extra)} (accepted: {accepted})"
                 )
         wrong = [
-            f"{shorten(repr(key), 40)} must be {expected}, got {_json_type_name(arguments[key])}"
+            f"{safe_repr(key, 40)} must be {expected}, got {_json_type_name(arguments[key])}"
             for key, _, check, expected in self.typed
             if key in arguments and not check(arguments[key])
         ]
@@ -316,17 +390,17 @@ class ToolRegistry:
     def __init__(self, specs: Iterable[ToolSpec] = ()) -> None:
         if isinstance(specs, (str, bytes, Mapping)) or not isinstance(specs, Iterable):
             raise TypeError(
-                f"ToolRegistry(specs) takes an iterable of ToolSpec, got {type(specs).__name__}"
+                f"ToolRegistry(specs) takes an iterable of ToolSpec, got {type_label(specs)}"
             )
         collected = tuple(specs)
         compiled: dict[str, _CompiledTool] = {}
         for position, spec in enumerate(collected):
             if not isinstance(spec, ToolSpec):
                 raise TypeError(
-                    f"ToolRegistry item {position} is a {type(spec).__name__}, not a ToolSpec"
+                    f"ToolRegistry item {position} is a {type_label(spec)}, not a ToolSpec"
                 )
             if spec.name in compiled:
-                raise ValueError(f"duplicate tool name {shorten(repr(spec.name))}")
+                raise ValueError(f"duplicate tool name {safe_repr(spec.name)}")
             compiled[spec.name] = _CompiledTool(spec)
         self._specs = collected
         self._names = tuple(compiled)
@@ -363,12 +437,12 @@ class ToolRegistry:
         if isinstance(names, (str, bytes)) or not isinstance(names, Iterable):
             raise TypeError(
                 "restrict_to(names) takes an iterable of tool names (e.g. a list or set), "
-                f"got {type(names).__name__}"
+                f"got {type_label(names)}"
             )
         wanted = set()
         for name in names:
             if not isinstance(name, str):
-                raise TypeError(f"restrict_to: tool names must be str, got {type(name).__name__}")
+                raise TypeError(f"restrict_to: tool names must be str, got {type_label(name)}")
             wanted.add(name)
         unknown = sorted(wanted.difference(self._compiled))
         if unknown:
@@ -405,20 +479,23 @@ class ToolRegistry:
         comes back as an observation the model can correct.
         """
         if not isinstance(call, ToolCall):
-            raise TypeError(f"validate(call) takes a ToolCall, got {type(call).__name__}")
+            raise TypeError(f"validate(call) takes a ToolCall, got {type_label(call)}")
         message = self._problem(call)
         if message is not None:
             raise ToolValidationError(message)
 
     def _problem(self, call: ToolCall) -> str | None:
-        entry = self._compiled.get(call.name)
+        name = call.name
+        entry = self._compiled.get(name if type(name) is str else str.__str__(name))
         if entry is None:
-            return self._unknown_tool(call.name)
+            return self._unknown_tool(name)
         return entry.problem(call.arguments)
 
     def _unknown_tool(self, name: str) -> str:
         visible = _quoted_list(self._names, 20) if self._names else "none"
-        return f"unknown tool {shorten(repr(name))}; the available tools are: {visible}"
+        if type(name) is not str:
+            name = str.__str__(name)  # a `str` subclass is named by its text, not its repr
+        return f"unknown tool {safe_repr(name)}; the available tools are: {visible}"
 
     def executor(self) -> RegistryExecutor:
         """An executor dispatching to these specs' handlers (every spec must have one)."""
@@ -456,11 +533,29 @@ _NO_TOOL_CALL = _outcome(
 
 
 def _exception_text(exc: BaseException) -> str | None:
-    """`str(exc)`, or None when even that raises (E12: such an exception is still reported)."""
+    """`str(exc)`, or None when even that raises or returns a non-`str` (E12: such an
+    exception is still reported, never a crash). A `SystemExit` or other `BaseException`
+    raised by `__str__` is the object's fault, not a request to stop, so it is caught too;
+    only a real Ctrl-C (`KeyboardInterrupt`) goes through."""
     try:
-        return str(exc)
-    except Exception:
+        text = str(exc)
+    except BaseException as error:
+        if isinstance(error, KeyboardInterrupt):
+            raise
         return None
+    return text if type(text) is str else str.__str__(text)
+
+
+def _exception_name(exc: BaseException) -> str:
+    """`type(exc).__name__` as E4 prints it, or the class's real name when a metaclass makes
+    reading it raise or return something that is not a `str`."""
+    try:
+        name = type(exc).__name__
+    except BaseException as error:
+        if isinstance(error, KeyboardInterrupt):
+            raise
+        name = None
+    return name if type(name) is str else type_label(exc)
 
 
 _STR_FAILED = "<exception str() failed>"
@@ -478,13 +573,13 @@ class RegistryExecutor:
     def __init__(self, registry: ToolRegistry) -> None:
         if not isinstance(registry, ToolRegistry):
             raise TypeError(
-                f"RegistryExecutor(registry) takes a ToolRegistry, got {type(registry).__name__}"
+                f"RegistryExecutor(registry) takes a ToolRegistry, got {type_label(registry)}"
             )
         missing = [spec.name for spec in registry.specs if spec.handler is None]
         if missing:
             raise ValueError(
                 "cannot build an executor: these tools have no handler: "
-                + ", ".join(shorten(repr(name)) for name in missing)
+                + ", ".join(safe_repr(name) for name in missing)
                 + " (give each ToolSpec an async handler=)"
             )
         self._registry = registry
@@ -506,15 +601,14 @@ class RegistryExecutor:
         cancellation and interpreter exits must reach the caller untouched.
         """
         if not isinstance(action, Action):
-            raise TypeError(f"execute(action) takes an Action, got {type(action).__name__}")
+            raise TypeError(f"execute(action) takes an Action, got {type_label(action)}")
         call = action.tool_call
         if call is None:
             return _NO_TOOL_CALL
-        entry = self._compiled.get(call.name)
+        name = call.name
+        entry = self._compiled.get(name if type(name) is str else str.__str__(name))
         if entry is None:
-            return _outcome(
-                ActionStatus.NOT_EXECUTED, self._registry._unknown_tool(call.name), True
-            )
+            return _outcome(ActionStatus.NOT_EXECUTED, self._registry._unknown_tool(name), True)
         problem = entry.problem(call.arguments)
         if problem is not None:
             return _outcome(ActionStatus.NOT_EXECUTED, problem, True)
@@ -525,19 +619,20 @@ class RegistryExecutor:
         except ToolEnvironmentError as exc:
             text = _exception_text(exc)
             if text is None:
-                text = f"{type(exc).__name__}: {_STR_FAILED}"
+                text = f"{_exception_name(exc)}: {_STR_FAILED}"
             return _outcome(ActionStatus.ENV_ERROR, text, False)
         except Exception as exc:
             text = _exception_text(exc)
             return _outcome(
                 ActionStatus.EXECUTED,
-                f"{type(exc).__name__}: {_STR_FAILED if text is None else text}",
+                f"{_exception_name(exc)}: {_STR_FAILED if text is None else text}",
                 False,
             )
         if type(result) is not str:
-            if not isinstance(result, str):
+            # issubclass, not isinstance: an object whose `__class__` claims `str` is not one.
+            if not issubclass(type(result), str):
                 raise TypeError(
-                    f"the handler of tool {entry.label} returned {type(result).__name__}, "
+                    f"the handler of tool {entry.label} returned {type_label(result)}, "
                     "not str: a handler must return the observation text"
                 )
             result = str.__str__(result)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from polyloop._json import type_label
+
 __all__ = ["ActionOutcome", "ActionStatus", "ReplayPolicy"]
 
 
@@ -56,22 +58,21 @@ class ActionOutcome:
             return  # every executor builds one per action: keep the valid case cheap
         if not isinstance(self.status, ActionStatus):
             raise TypeError(
-                f"ActionOutcome.status must be an ActionStatus, got {type(self.status).__name__}"
+                f"ActionOutcome.status must be an ActionStatus, got {type_label(self.status)}"
             )
         if not isinstance(self.observation, str):
             raise TypeError(
-                f"ActionOutcome.observation must be a str, got {type(self.observation).__name__}"
+                f"ActionOutcome.observation must be a str, got {type_label(self.observation)}"
             )
         for name in ("observation_is_synthetic", "env_reported_completion"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(
-                    f"ActionOutcome.{name} must be a bool, got {type(getattr(self, name)).__name__}"
+                    f"ActionOutcome.{name} must be a bool, got {type_label(getattr(self, name))}"
                 )
         count = self.observation_truncated_chars
         if isinstance(count, bool) or not isinstance(count, int):
             raise TypeError(
-                "ActionOutcome.observation_truncated_chars must be an int, "
-                f"got {type(count).__name__}"
+                f"ActionOutcome.observation_truncated_chars must be an int, got {type_label(count)}"
             )
         if count < 0:
             raise ValueError(f"ActionOutcome.observation_truncated_chars must be >= 0, got {count}")

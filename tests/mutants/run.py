@@ -1,0 +1,1102 @@
+"""Mutation analysis of polyloop's tool layer, every mutant judged twice (issue 10).
+
+    python tests/mutants/run.py [--jobs 2] [--report docs/detection.md] [--limit N]
+
+Mutants come from cosmic-ray's operators (`cosmic_ray.plugins`, `MutationVisitor`) applied to
+`polyloop/tools.py`, `polyloop/_json.py` and `polyloop/types.py`. Each mutant is loaded in
+memory by an import hook (the tree on disk is never touched, so several mutants run at once)
+and judged by two independent commands, each in its own forked process:
+
+- **the kit alone**: `conformance.certify(RegistryExecutor, only=[clause], level="strict",
+  profile="ci", seed=0)` clause by clause, stopping at the first clause that does not pass.
+  Only the clauses whose reference run executes the mutated statement are run (a clause that
+  never reaches the mutated code behaves exactly as on the reference, seed and all);
+- **polyloop's own library tests** (`tests/test_*.py` about the library): `pytest -x` over the
+  tests whose reference run executes the mutated statement, fastest first.
+
+The reference runs are measured under coverage first (per clause, and per test). The report
+(`docs/detection.md`) lists the counts, kill times and every survivor with its diff; mutants
+listed in `tests/mutants/equivalent.toml` are equivalent, and an entry that a run kills (or that
+no longer matches a mutant) fails the run, so that list only shrinks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import difflib
+import hashlib
+import importlib.abc
+import importlib.util
+import json
+import multiprocessing
+import os
+import pickle
+import signal
+import sys
+import tempfile
+import time
+import types
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+MODULES = ("polyloop/tools.py", "polyloop/_json.py", "polyloop/types.py")
+EQUIVALENT_FILE = ROOT / "tests" / "mutants" / "equivalent.toml"
+CACHE_DIR = ROOT / "build" / "mutants"
+EXCLUDED_TESTS = {"test_dependency_smoke.py"}
+
+USE_FAIL_FAST = False
+"""Switch to True once `certify(..., fail_fast=True)` exists: `_kit_verdict` then makes one
+`certify` call over the reachable clauses instead of one call per clause."""
+
+PATH_FUNCTIONS = {
+    "polyloop/tools.py": {
+        "<module>",
+        "_is_integer",
+        "_is_number",
+        "_json_type_name",
+        "_type_rule",
+        "_quoted_list",
+        "_OddKey.__init__",
+        "_OddKey.__repr__",
+        "_plain_key",
+        "_CompiledTool.__init__",
+        "_CompiledTool.problem",
+        "_CompiledTool._describe",
+        "ToolRegistry.validate",
+        "ToolRegistry._problem",
+        "ToolRegistry._unknown_tool",
+        "_exception_text",
+        "_exception_name",
+        "RegistryExecutor.__init__",
+        "RegistryExecutor.execute",
+    },
+    "polyloop/_json.py": {
+        "shorten",
+        "safe_repr",
+        "type_label",
+        "freeze_arguments",
+        "_copy_leaf",
+        "_copy_key",
+        "_freeze_any",
+        "thaw",
+        "thaw_arguments",
+    },
+    "polyloop/types.py": {"_trusted_outcome", "<module>"},
+}
+"""The validation and dispatch path (issue 10): `_CompiledTool`, `ToolRegistry.validate`,
+`RegistryExecutor`, the outcome builder and argument recording/thawing, with the helpers they
+call. Everything else (spec and registry construction, `schema_for_model`, `restrict_to`,
+`ActionOutcome`'s own checks, S4/S5) belongs to clauses the executor kit does not certify."""
+
+
+# ---- mutants ----------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Mutant:
+    id: str
+    module: str
+    operator: str
+    occurrence: int
+    function: str
+    lines: tuple[int, int]
+    """The mutated statement's lines (its header, for a compound statement)."""
+    diff: str
+    source: str
+
+    @property
+    def module_name(self) -> str:
+        return self.module.removesuffix(".py").replace("/", ".")
+
+    @property
+    def on_path(self) -> bool:
+        return self.function in PATH_FUNCTIONS.get(self.module, set())
+
+
+def _scopes(source: str) -> tuple[list[tuple[int, int, str]], list[tuple[int, int]]]:
+    """(function spans with qualified names, statement spans) of `source`, from `ast`."""
+    import ast
+
+    tree = ast.parse(source)
+    functions: list[tuple[int, int, str]] = []
+    statements: list[tuple[int, int]] = []
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            name = prefix
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
+                if not isinstance(child, ast.ClassDef):
+                    functions.append((first, child.end_lineno or child.lineno, name))
+                name += "."
+            if isinstance(child, ast.stmt):
+                body = getattr(child, "body", None)
+                if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+                    inner = [
+                        body[0].lineno,
+                        *(d.lineno for d in getattr(body[0], "decorator_list", [])),
+                    ]
+                    header_end = max(child.lineno, min(inner) - 1)
+                    decorators = getattr(child, "decorator_list", [])
+                    start = min([child.lineno, *(d.lineno for d in decorators)])
+                    statements.append((start, header_end))
+                else:
+                    statements.append((child.lineno, child.end_lineno or child.lineno))
+            visit(child, name)
+
+    visit(tree, "")
+    return functions, statements
+
+
+def _locate(source: str, line: int) -> tuple[str, tuple[int, int]]:
+    functions, statements = _scopes(source)
+    inside = [f for f in functions if f[0] <= line <= f[1]]
+    function = max(inside, key=lambda f: f[0])[2] if inside else "<module>"
+    spans = [s for s in statements if s[0] <= line <= s[1]]
+    span = min(spans, key=lambda s: s[1] - s[0]) if spans else (line, line)
+    return function, span
+
+
+def _operators() -> list[tuple[str, Any]]:
+    import cosmic_ray.plugins
+
+    found = []
+    for name in sorted(set(cosmic_ray.plugins.operator_names())):
+        kind = cosmic_ray.plugins.get_operator(name)
+        if not kind.arguments():
+            found.append((name, kind()))
+    return found
+
+
+def _mutate_one(task: tuple[str, str, int]) -> tuple[str, str, int, str | None]:
+    from cosmic_ray.mutating import MutationVisitor
+
+    module, operator_name, occurrence = task
+    operator = dict(_operators())[operator_name]
+    tree = pickle.loads(_TREES[module])
+    visitor = MutationVisitor(occurrence, operator)
+    mutated = visitor.walk(tree)
+    return (
+        module,
+        operator_name,
+        occurrence,
+        (mutated.get_code() if visitor.mutation_applied else None),
+    )
+
+
+_TREES: dict[str, bytes] = {}
+
+
+def generate(jobs: int) -> list[Mutant]:
+    """Every mutant cosmic-ray's argument-free operators make of `MODULES` (cached on disk by
+    the sources' hash, since parsing and walking them costs tens of seconds)."""
+    from cosmic_ray.ast import ast_nodes, get_ast
+
+    sources = {module: (ROOT / module).read_text(encoding="utf-8") for module in MODULES}
+    digest = hashlib.sha256(
+        json.dumps(
+            [sources, [name for name, _ in _operators()], Path(__file__).read_text()],
+            sort_keys=True,
+        ).encode()
+    ).hexdigest()[:16]
+    cache = CACHE_DIR / f"mutants-{digest}.pickle"
+    if cache.exists():
+        cached: list[Mutant] = pickle.loads(cache.read_bytes())
+        return cached
+    tasks = []
+    for module, source in sources.items():
+        tree = get_ast(source)
+        _TREES[module] = pickle.dumps(tree)
+        nodes = list(ast_nodes(tree))
+        for name, operator in _operators():
+            count = sum(len(list(operator.mutation_positions(node))) for node in nodes)
+            tasks.extend((module, name, occurrence) for occurrence in range(count))
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        produced = pool.map(_mutate_one, tasks, chunksize=8)
+    mutants: list[Mutant] = []
+    seen: dict[str, int] = {}
+    for module, operator_name, occurrence, mutated in produced:
+        if mutated is None or mutated == sources[module]:
+            continue
+        original = sources[module].splitlines()
+        changed = mutated.splitlines()
+        diff_lines = list(
+            difflib.unified_diff(original, changed, f"a/{module}", f"b/{module}", n=1, lineterm="")
+        )
+        first = next(
+            (i for i, (a, b) in enumerate(zip(original, changed, strict=False)) if a != b),
+            min(len(original), len(changed)) - 1,
+        )
+        function, span = _locate(sources[module], first + 1)
+        before = original[first].strip() if first < len(original) else ""
+        after = changed[first].strip() if first < len(changed) else ""
+        key = f"{module}::{function}::{operator_name.removeprefix('core/')}::{before} => {after}"
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] > 1:
+            key += f" #{seen[key]}"
+        mutants.append(
+            Mutant(
+                id=key,
+                module=module,
+                operator=operator_name,
+                occurrence=occurrence,
+                function=function,
+                lines=span,
+                diff="\n".join(diff_lines[2:]),
+                source=mutated,
+            )
+        )
+    CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    cache.write_bytes(pickle.dumps(mutants))
+    return mutants
+
+
+# ---- loading a mutant in memory ---------------------------------------------------------------
+
+
+class _MutantLoader(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Serves the mutated source for one module name; every other import is left alone."""
+
+    def __init__(self, name: str, path: Path, source: str) -> None:
+        self.name, self.path, self.source = name, path, source
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname != self.name:
+            return None
+        return importlib.util.spec_from_loader(fullname, self, origin=str(self.path))
+
+    def create_module(self, spec: Any) -> None:
+        return None
+
+    def exec_module(self, module: Any) -> None:
+        module.__file__ = str(self.path)
+        exec(compile(self.source, str(self.path), "exec"), module.__dict__)
+
+
+def _install(mutant: Mutant | None) -> None:
+    if mutant is not None:
+        loader = _MutantLoader(mutant.module_name, ROOT / mutant.module, mutant.source)
+        sys.meta_path.insert(0, loader)
+
+
+_CO_OPTIMIZED = 0x0001
+
+
+def _codes(code: types.CodeType) -> Iterable[types.CodeType]:
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _codes(const)
+
+
+def _own(code: types.CodeType) -> types.CodeType:
+    """`code` without its nested code objects: what its own body does."""
+    return code.replace(
+        co_consts=tuple(None if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    )
+
+
+def code_patches(mutant: Mutant) -> list[tuple[types.CodeType, types.CodeType]] | None:
+    """(original, mutated) code objects of the functions the mutant changes, or None when it
+    changes something that runs at import (module or class body, a default, a decorator):
+    such a mutant needs a fresh import instead of patched functions."""
+    path = str(ROOT / mutant.module)
+    original = compile((ROOT / mutant.module).read_text(encoding="utf-8"), path, "exec")
+    mutated = compile(mutant.source, path, "exec")
+    before = {(c.co_qualname, c.co_firstlineno): c for c in _codes(original)}
+    after = {(c.co_qualname, c.co_firstlineno): c for c in _codes(mutated)}
+    if before.keys() != after.keys():
+        return None
+    patches = []
+    for key, old in before.items():
+        new = after[key]
+        if old == new:
+            continue
+        if _own(old) != _own(new):
+            if not old.co_flags & _CO_OPTIMIZED or old.co_freevars != new.co_freevars:
+                return None  # a module or class body changed
+            patches.append((old, new))
+    return patches
+
+
+def live_functions(prefix: str = "polyloop") -> list[types.FunctionType]:
+    """Every function object of polyloop alive now (methods, lambdas kept in tables, ...)."""
+    import gc
+
+    return [
+        obj
+        for obj in gc.get_objects()
+        if type(obj) is types.FunctionType and str(obj.__module__).startswith(prefix)
+    ]
+
+
+def patch_in_place(mutant: Mutant, functions: Sequence[types.FunctionType]) -> bool:
+    """Swap the mutated code into the live function objects; False when that cannot express
+    the mutant (then the caller imports it fresh)."""
+    patches = code_patches(mutant)
+    if not patches:
+        return False
+    patched = 0
+    for old, new in patches:
+        for function in functions:
+            if function.__code__ == old:
+                function.__code__ = new
+                patched += 1
+    return patched > 0
+
+
+def fresh_import(mutant: Mutant) -> None:
+    """Forget polyloop, the kit and the test modules, then import them again over the mutant."""
+    for name in list(sys.modules):
+        root = name.split(".")[0]
+        if root in ("polyloop", "conformance", "_helpers", "conftest") or root.startswith("test_"):
+            del sys.modules[name]
+    _install(mutant)
+
+
+# ---- forked jobs ------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class _Job:
+    key: tuple[str, str]
+    work: Callable[[], Any]
+    timeout: float
+    log: Path
+
+
+def run_jobs(
+    jobs: Sequence[_Job], workers: int, on_done: Callable[[_Job, dict[str, Any]], None]
+) -> None:
+    """Run each job's `work` in a forked child (its own process group), `workers` at a time,
+    killing a child that outlives its timeout. `on_done` gets the child's JSON result, or
+    ``{"status": "timeout"}`` / ``{"status": "crashed"}``."""
+    pending = list(jobs)
+    running: dict[int, tuple[_Job, float, Path]] = {}
+    scratch = Path(tempfile.mkdtemp(prefix="polyloop-mutants-"))
+    try:
+        while pending or running:
+            while pending and len(running) < workers:
+                job = pending.pop(0)
+                out = scratch / f"{os.getpid()}-{len(running)}-{time.monotonic_ns()}.json"
+                pid = os.fork()
+                if pid == 0:  # the child
+                    _child(job, out)
+                running[pid] = (job, time.monotonic(), out)
+            pid, status = os.waitpid(-1, os.WNOHANG)
+            if pid == 0:
+                now = time.monotonic()
+                for child, (job, started, _) in list(running.items()):
+                    if now - started > job.timeout:
+                        with contextlib.suppress(ProcessLookupError):
+                            os.killpg(child, signal.SIGKILL)
+                        os.waitpid(child, 0)
+                        del running[child]
+                        on_done(job, {"status": "timeout", "seconds": now - started})
+                time.sleep(0.02)
+                continue
+            if pid not in running:
+                continue
+            job, started, out = running.pop(pid)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)  # children the target left behind
+            try:
+                result = json.loads(out.read_text())
+            except (OSError, ValueError):
+                result = {"status": "crashed", "exit": status}
+            result.setdefault("seconds", time.monotonic() - started)
+            on_done(job, result)
+    finally:
+        for child in running:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child, signal.SIGKILL)
+        for leftover in scratch.iterdir():
+            leftover.unlink()
+        scratch.rmdir()
+
+
+def _child(job: _Job, out: Path) -> None:
+    code = 0
+    try:
+        os.setpgid(0, 0)
+        job.log.parent.mkdir(parents=True, exist_ok=True)
+        log = os.open(job.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = tempfile.mkdtemp(prefix="polyloop-hyp-")
+        started = time.monotonic()
+        result = job.work()
+        result["seconds"] = time.monotonic() - started
+        out.write_text(json.dumps(result))
+    except BaseException as exc:  # the child must always reach os._exit
+        try:
+            out.write_text(json.dumps({"status": "crashed", "error": repr(exc)[:500]}))
+        except BaseException:
+            code = 3
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+# ---- the two judges ---------------------------------------------------------------------------
+
+
+def kit_clauses() -> list[str]:
+    from conformance import CLAUSES
+
+    return [clause.id for clause in CLAUSES if clause.id[0] in "VE"]
+
+
+def _kit_verdict(
+    mutant: Mutant, clauses: Sequence[str], functions: Sequence[types.FunctionType]
+) -> dict[str, Any]:
+    """Certify the (mutated) RegistryExecutor, stopping at the first clause that fails."""
+    if not patch_in_place(mutant, functions):
+        fresh_import(mutant)
+    try:
+        from conformance import certify
+        from polyloop import RegistryExecutor
+    except Exception as exc:
+        return {"status": "killed", "clause": "import", "detail": repr(exc)[:300]}
+    if USE_FAIL_FAST:
+        report = certify(
+            RegistryExecutor, only=clauses, level="strict", profile="ci", seed=0, fail_fast=True
+        )
+        if report.passed:
+            return {"status": "survived"}
+        return {"status": "killed", "clause": report.failed_ids()[0]}
+    for clause in clauses:
+        try:
+            report = certify(RegistryExecutor, only=[clause], level="strict", profile="ci", seed=0)
+        except Exception as exc:
+            return {"status": "killed", "clause": clause, "detail": f"certify raised {exc!r}"[:300]}
+        if not report.passed:
+            return {"status": "killed", "clause": clause}
+    return {"status": "survived"}
+
+
+def _tests_verdict(mutant: Mutant, nodeids: Sequence[str]) -> dict[str, Any]:
+    """A fresh `pytest -x` over `nodeids` with the mutant imported (for mutants that change
+    what runs at import; the others go to a `_TestServer`)."""
+    fresh_import(mutant)
+    import pytest
+
+    os.chdir(ROOT)
+    os.environ["HYPOTHESIS_PROFILE"] = "ci"
+    code = pytest.main(
+        ["-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-o", "addopts=", *nodeids]
+    )
+    return {"status": "survived" if int(code) == 0 else "killed", "exit": int(code)}
+
+
+# ---- reference coverage -----------------------------------------------------------------------
+
+
+def _coverage() -> Any:
+    import coverage
+
+    cov = coverage.Coverage(
+        data_file=None, include=[str(ROOT / module) for module in MODULES], branch=False
+    )
+    return cov
+
+
+def _lines_by_module(data: Any) -> dict[str, list[int]]:
+    found: dict[str, list[int]] = {}
+    for filename in data.measured_files():
+        module = Path(filename).resolve().relative_to(ROOT).as_posix()
+        found[module] = sorted(data.lines(filename) or [])
+    return found
+
+
+def _clause_reach(clause: str) -> dict[str, Any]:
+    cov = _coverage()
+    cov.start()
+    started = time.monotonic()
+    from conformance import certify
+    from polyloop import RegistryExecutor
+
+    try:
+        report = certify(RegistryExecutor, only=[clause], level="strict", profile="ci", seed=0)
+    except ValueError:
+        cov.stop()
+        return {"status": "not-certified"}
+    seconds = time.monotonic() - started
+    cov.stop()
+    return {
+        "status": "pass" if report.passed else "fail",
+        "clause_seconds": seconds,
+        "lines": _lines_by_module(cov.get_data()),
+    }
+
+
+def _tests_reach(test_file: str) -> dict[str, Any]:
+    import pytest
+
+    cov = _coverage()
+    durations: dict[str, float] = {}
+
+    class Contexts:
+        @pytest.hookimpl(hookwrapper=True)
+        def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> Any:
+            cov.switch_context(item.nodeid)
+            began = time.monotonic()
+            yield
+            durations[item.nodeid] = time.monotonic() - began
+            cov.switch_context("")
+
+    os.chdir(ROOT)
+    os.environ["HYPOTHESIS_PROFILE"] = "ci"
+    cov.start()
+    code = pytest.main(
+        ["-q", "-p", "no:cacheprovider", "-o", "addopts=", test_file], plugins=[Contexts()]
+    )
+    cov.stop()
+    data = cov.get_data()
+    reach: dict[str, dict[str, list[str]]] = {}
+    for filename in data.measured_files():
+        module = Path(filename).resolve().relative_to(ROOT).as_posix()
+        by_line = data.contexts_by_lineno(filename)
+        reach[module] = {str(line): sorted(set(ctx)) for line, ctx in by_line.items()}
+    return {"status": "pass" if int(code) == 0 else "fail", "durations": durations, "reach": reach}
+
+
+def library_tests() -> list[str]:
+    return sorted(
+        f"tests/{path.name}"
+        for path in (ROOT / "tests").glob("test_*.py")
+        if path.name not in EXCLUDED_TESTS
+    )
+
+
+# ---- the run ----------------------------------------------------------------------------------
+
+
+def _equivalents() -> dict[str, dict[str, str]]:
+    if not EQUIVALENT_FILE.exists():
+        return {}
+    import tomllib  # the tox env runs on 3.11; the harness's unit tests never get here
+
+    data = tomllib.loads(EQUIVALENT_FILE.read_text(encoding="utf-8"))
+    entries = data.get("equivalent", [])
+    found = {}
+    for entry in entries:
+        if not isinstance(entry.get("reason"), str) or not entry["reason"].strip():
+            raise SystemExit(f"{EQUIVALENT_FILE}: entry {entry.get('id')!r} needs a reason")
+        kind = entry.get("kind", "equivalent")
+        if kind not in ("equivalent", "wording"):
+            raise SystemExit(f"{EQUIVALENT_FILE}: {entry['id']!r}: kind is equivalent or wording")
+        found[entry["id"]] = {"reason": entry["reason"], "kind": kind}
+    return found
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--report", default=str(ROOT / "docs" / "detection.md"))
+    parser.add_argument("--results", default=str(CACHE_DIR / "results.json"))
+    parser.add_argument("--limit", type=int, default=None, help="judge only the first N mutants")
+    parser.add_argument("--match", default=None, help="judge only mutants whose id contains this")
+    parser.add_argument(
+        "--report-only",
+        action="store_true",
+        help="rewrite the report from --results without judging anything",
+    )
+    parser.add_argument(
+        "--reuse-kills",
+        action="store_true",
+        help="keep the kills of the previous --results for unchanged mutants (for iterating "
+        "on tests; the report says so); judge everything else again",
+    )
+    args = parser.parse_args(argv)
+
+    began = time.monotonic()
+    load = os.getloadavg()
+    # Import the heavy third-party modules once, so each forked judge starts warm; polyloop and
+    # the kit are imported only in the children, where the mutant's import hook is in place.
+    import coverage  # noqa: F401
+    import hypothesis  # noqa: F401
+    import hypothesis_jsonschema  # noqa: F401
+    import jsonschema  # noqa: F401
+    import pytest  # noqa: F401
+    import pytest_asyncio  # noqa: F401
+    import xdist  # noqa: F401
+
+    mutants = generate(args.jobs)
+    generated = len(mutants)
+    print(f"{generated} mutants generated in {time.monotonic() - began:.0f}s", flush=True)
+    equivalents = _equivalents()
+    stale = sorted(set(equivalents) - {m.id for m in mutants})
+    if args.match:
+        mutants = [m for m in mutants if args.match in m.id]
+    if args.limit is not None:
+        mutants = mutants[: args.limit]
+    if args.report_only:
+        saved = json.loads(Path(args.results).read_text())
+        meta = saved.pop("__meta__", {})
+        mutants = [m for m in mutants if m.id in saved]
+        return _write(args, mutants, generated, saved, equivalents, stale, meta)
+
+    # Reference reach: which clause and which test executes which line.
+    clauses: list[str] = []
+    clause_info: dict[str, dict[str, Any]] = {}
+    test_info: dict[str, dict[str, Any]] = {}
+    logs = CACHE_DIR / "logs"
+    reach_cache = CACHE_DIR / f"reach-{_inputs_digest()}.json"
+    cached_reach = json.loads(reach_cache.read_text()) if reach_cache.exists() else None
+    reach_jobs = [
+        _Job(("clause", c), functools_partial(_clause_reach, c), 900, logs / f"reach-{c}.log")
+        for c in _subprocess_value(kit_clauses)
+    ] + [
+        _Job(
+            ("tests", t),
+            functools_partial(_tests_reach, t),
+            1200,
+            logs / f"reach-{Path(t).stem}.log",
+        )
+        for t in library_tests()
+    ]
+    if cached_reach is not None:
+        reach_jobs = []
+        clauses[:] = cached_reach["clauses"]
+        clause_info.update(cached_reach["clause_info"])
+        test_info.update(cached_reach["test_info"])
+
+    def reach_done(job: _Job, result: dict[str, Any]) -> None:
+        kind, name = job.key
+        if kind == "clause":
+            if result.get("status") == "not-certified":
+                return
+            if result.get("status") != "pass":
+                raise SystemExit(f"reference run of clause {name} did not pass: {result}")
+            clauses.append(name)
+            clause_info[name] = result
+        else:
+            if result.get("status") != "pass":
+                raise SystemExit(f"reference run of {name} did not pass: {result} (see {job.log})")
+            test_info[name] = result
+
+    run_jobs(reach_jobs, args.jobs, reach_done)
+    order = _subprocess_value(kit_clauses)
+    clauses.sort(key=order.index)
+    if cached_reach is None:
+        reach_cache.parent.mkdir(parents=True, exist_ok=True)
+        reach_cache.write_text(
+            json.dumps({"clauses": clauses, "clause_info": clause_info, "test_info": test_info})
+        )
+    reference_seconds = time.monotonic() - began
+    print(f"reference reach measured ({reference_seconds:.0f}s so far)", flush=True)
+
+    durations = {n: d for info in test_info.values() for n, d in info["durations"].items()}
+    all_tests = sorted(durations, key=lambda n: durations[n])
+
+    def reached_clauses(mutant: Mutant) -> list[str]:
+        lines = set(range(mutant.lines[0], mutant.lines[1] + 1))
+        hit = [c for c in clauses if lines & set(clause_info[c]["lines"].get(mutant.module, []))]
+        return sorted(hit, key=lambda c: clause_info[c]["clause_seconds"])
+
+    def reached_tests(mutant: Mutant) -> list[str]:
+        found: set[str] = set()
+        for info in test_info.values():
+            by_line = info["reach"].get(mutant.module, {})
+            for line in range(mutant.lines[0], mutant.lines[1] + 1):
+                contexts = by_line.get(str(line), [])
+                if "" in contexts:
+                    return all_tests  # import time: every test depends on it
+                found.update(contexts)
+        return sorted(found, key=lambda n: durations.get(n, 0.0))
+
+    results: dict[str, dict[str, Any]] = {m.id: {} for m in mutants}
+    previous: dict[str, dict[str, Any]] = {}
+    if args.reuse_kills and Path(args.results).exists():
+        previous = json.loads(Path(args.results).read_text())
+    kit_jobs: list[_Job] = []
+    test_requests: list[tuple[Mutant, list[str], float]] = []
+    # The kit and the test modules are imported once, here, with the reference code: each
+    # forked judge swaps the mutated code objects into the live functions (a mutant of what
+    # runs at import is imported afresh instead).
+    import polyloop  # noqa: F401
+    from conformance import certify  # noqa: F401
+
+    functions = live_functions()
+    stats = _KillStats(clause_info)
+    by_id = {mutant.id: mutant for mutant in mutants}
+    for mutant in mutants:
+        kit = reached_clauses(mutant)
+        tests = reached_tests(mutant)
+        entry = results[mutant.id]
+        entry["kit_clauses"] = kit
+        entry["test_count"] = len(tests)
+        entry["source_sha"] = hashlib.sha1(mutant.source.encode()).hexdigest()
+        entry["patched"] = bool(code_patches(mutant))
+        old = previous.get(mutant.id, {})
+        if old.get("source_sha") == entry["source_sha"]:
+            for judge in ("kit", "tests"):
+                if old.get(judge, {}).get("status") == "killed":
+                    entry[judge] = {**old[judge], "reused": True}
+        if "kit" in entry:
+            pass
+        elif not mutant.on_path:
+            entry["kit"] = {"status": "off-path"}  # the kit's target is the path; saves time
+        elif kit:
+            budget = sum(clause_info[c]["clause_seconds"] for c in kit)
+            kit_jobs.append(
+                _Job(
+                    (mutant.id, "kit"),
+                    functools_partial(
+                        _kit_verdict, mutant, _Ordered(kit, mutant, stats), functions
+                    ),
+                    60 + 4 * budget,
+                    logs / f"{_safe(mutant)}.kit.log",
+                )
+            )
+        else:
+            entry["kit"] = {"status": "unreached"}
+        if "tests" in entry:
+            pass
+        elif tests:
+            budget = sum(durations.get(n, 0.0) for n in tests)
+            test_requests.append((mutant, tests, 60 + 4 * budget))
+        else:
+            entry["tests"] = {"status": "unreached"}
+
+    done = [0]
+    total = len(kit_jobs) + len(test_requests)
+
+    def judged(job: _Job, result: dict[str, Any]) -> None:
+        mutant_id, judge = job.key
+        if judge == "kit" and result.get("status") == "killed":
+            stats.add(by_id[mutant_id].function, str(result.get("clause")))
+        record(mutant_id, judge, result, job.log)
+
+    def record(mutant_id: str, judge: str, result: dict[str, Any], log: Path) -> None:
+        results[mutant_id][judge] = result
+        if result.get("status") in ("survived", "killed"):
+            log.unlink(missing_ok=True)
+        done[0] += 1
+        if done[0] % 50 == 0:
+            elapsed = time.monotonic() - began
+            print(f"  {done[0]}/{total} judgements ({elapsed:.0f}s)", flush=True)
+
+    run_jobs(kit_jobs, args.jobs, judged)
+    print(f"kit judged ({time.monotonic() - began:.0f}s so far)", flush=True)
+    fresh = serve_tests(test_requests, args.jobs, logs, record, set(durations))
+    run_jobs(
+        [
+            _Job(
+                (mutant.id, "tests"),
+                functools_partial(_tests_verdict, mutant, tests),
+                timeout,
+                logs / f"{_safe(mutant)}.tests.log",
+            )
+            for mutant, tests, timeout in fresh
+        ],
+        args.jobs,
+        judged,
+    )
+    wall = time.monotonic() - began
+    meta = {
+        "wall": wall,
+        "reference_seconds": reference_seconds,
+        "jobs": args.jobs,
+        "load": [list(load), list(os.getloadavg())],
+        "partial": bool(args.match or args.limit),
+        "reused": bool(args.reuse_kills),
+    }
+    Path(args.results).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.results).write_text(
+        json.dumps({**results, "__meta__": meta}, indent=1, sort_keys=True)
+    )
+    return _write(args, mutants, generated, results, equivalents, stale, meta)
+
+
+def _write(
+    args: argparse.Namespace,
+    mutants: Sequence[Mutant],
+    generated: int,
+    results: dict[str, dict[str, Any]],
+    equivalents: dict[str, dict[str, str]],
+    stale: Sequence[str],
+    meta: dict[str, Any],
+) -> int:
+    from detection_report import write_report
+
+    partial = bool(meta.get("partial")) or len(mutants) < generated
+    problems = write_report(
+        Path(args.report),
+        mutants=mutants,
+        generated=generated,
+        results=results,
+        equivalents=equivalents,
+        stale=[] if partial else stale,
+        wall=float(meta.get("wall", 0.0)),
+        reference_seconds=float(meta.get("reference_seconds", 0.0)),
+        jobs=int(meta.get("jobs", args.jobs)),
+        load=tuple(tuple(x) for x in meta.get("load", [[0.0], [0.0]])),  # type: ignore[arg-type]
+        partial=partial,
+    )
+    for problem in problems:
+        print(f"error: {problem}", file=sys.stderr)
+    print(f"report written to {args.report}")
+    return 1 if problems else 0
+
+
+class _KillStats:
+    """Which clause killed earlier mutants, per function: a forked judge tries those first, so
+    a kill costs one clause rather than a sweep (the parent's counts are read at fork time)."""
+
+    def __init__(self, clause_info: dict[str, dict[str, Any]]) -> None:
+        self.seconds = {c: float(info["clause_seconds"]) for c, info in clause_info.items()}
+        self.by_function: dict[str, dict[str, int]] = {}
+        self.overall: dict[str, int] = {}
+
+    def add(self, function: str, clause: str) -> None:
+        local = self.by_function.setdefault(function, {})
+        local[clause] = local.get(clause, 0) + 1
+        self.overall[clause] = self.overall.get(clause, 0) + 1
+
+    def order(self, clauses: Sequence[str], function: str) -> list[str]:
+        local = self.by_function.get(function, {})
+        return sorted(
+            clauses,
+            key=lambda c: (-local.get(c, 0), -self.overall.get(c, 0) / 4, self.seconds.get(c, 0)),
+        )
+
+
+class _Ordered(Sequence[str]):
+    """The reachable clauses, in the order `_KillStats` gives when the judge starts."""
+
+    def __init__(self, clauses: Sequence[str], mutant: Mutant, stats: _KillStats) -> None:
+        self.clauses, self.mutant, self.stats = list(clauses), mutant, stats
+        self._order: list[str] | None = None
+
+    def _resolved(self) -> list[str]:
+        if self._order is None:
+            self._order = self.stats.order(self.clauses, self.mutant.function)
+        return self._order
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._resolved()[index]
+
+    def __len__(self) -> int:
+        return len(self.clauses)
+
+
+def _safe(mutant: Mutant) -> str:
+    return hashlib.sha1(mutant.id.encode()).hexdigest()[:12]
+
+
+def serve_tests(
+    requests: Sequence[tuple[Mutant, list[str], float]],
+    workers: int,
+    logs: Path,
+    record: Callable[[str, str, dict[str, Any], Path], None],
+    known: set[str],
+) -> list[tuple[Mutant, list[str], float]]:
+    """Judge `requests` with `workers` test servers: each is one pytest session over every
+    library test, collected once, that forks a child per mutant, swaps the mutated code in and
+    runs the mutant's tests until one fails. Returns the requests a patch cannot express."""
+    if not requests:
+        return []
+    context = multiprocessing.get_context("fork")
+    counter = context.Value("i", 0)
+    outputs = [logs / f"server-{k}.jsonl" for k in range(workers)]
+    logs.mkdir(parents=True, exist_ok=True)
+    servers = []
+    for k in range(workers):
+        outputs[k].unlink(missing_ok=True)
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                _tests_server(requests, counter, outputs[k], logs / f"server-{k}.log", known)
+            except BaseException:
+                code = 3
+            finally:
+                os._exit(code)
+        servers.append(pid)
+    for pid in servers:
+        os.waitpid(pid, 0)
+    fresh = []
+    seen = set()
+    by_id = {mutant.id: (mutant, tests, timeout) for mutant, tests, timeout in requests}
+    for output in outputs:
+        if not output.exists():
+            continue
+        for line in output.read_text().splitlines():
+            answer = json.loads(line)
+            mutant_id = answer.pop("id")
+            seen.add(mutant_id)
+            if answer.get("status") == "nopatch":
+                fresh.append(by_id[mutant_id])
+            else:
+                record(mutant_id, "tests", answer, logs / "none")
+    for mutant_id in by_id:
+        if mutant_id not in seen:
+            record(mutant_id, "tests", {"status": "crashed", "detail": "server died"}, logs / "x")
+    return fresh
+
+
+def _tests_server(
+    requests: Sequence[tuple[Mutant, list[str], float]],
+    counter: Any,
+    output: Path,
+    log: Path,
+    known: set[str],
+) -> None:
+    import pytest
+    from _pytest.runner import runtestprotocol
+
+    handle = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(handle, 1)
+    os.dup2(handle, 2)
+    os.chdir(ROOT)
+    os.environ["HYPOTHESIS_PROFILE"] = "ci"
+
+    class Server:
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_runtestloop(self, session: Any) -> bool:
+            items = {item.nodeid: item for item in session.items}
+            functions = live_functions()
+            # Tests written after the reference coverage was measured have no reach data:
+            # run them for every mutant, after the tests known to reach it.
+            unmeasured = [n for n in items if n not in known]
+            while True:
+                with counter.get_lock():
+                    index = counter.value
+                    counter.value += 1
+                if index >= len(requests):
+                    return True
+                mutant, nodeids, timeout = requests[index]
+                answer = _judge_forked(
+                    mutant, [*nodeids, *unmeasured], timeout, items, functions, runtestprotocol
+                )
+                with output.open("a") as sink:
+                    sink.write(json.dumps({"id": mutant.id, **answer}) + "\n")
+
+    pytest.main(
+        [
+            "-q",
+            "-s",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:randomly",
+            "-o",
+            "addopts=",
+            *library_tests(),
+        ],
+        plugins=[Server()],
+    )
+
+
+def _judge_forked(
+    mutant: Mutant,
+    nodeids: Sequence[str],
+    timeout: float,
+    items: dict[str, Any],
+    functions: Sequence[types.FunctionType],
+    runtestprotocol: Callable[..., Any],
+) -> dict[str, Any]:
+    if not code_patches(mutant):
+        return {"status": "nopatch"}
+    out = Path(tempfile.mkstemp(prefix="polyloop-mutant-")[1])
+    started = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            os.setpgid(0, 0)
+            os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = tempfile.mkdtemp(prefix="polyloop-hyp-")
+            if not patch_in_place(mutant, functions):
+                out.write_text(json.dumps({"status": "nopatch"}))
+            else:
+                verdict: dict[str, Any] = {"status": "survived"}
+                for nodeid in nodeids:
+                    item = items.get(nodeid)
+                    if item is None:
+                        continue
+                    reports = runtestprotocol(item, log=False, nextitem=None)
+                    if any(report.failed for report in reports):
+                        verdict = {"status": "killed", "test": nodeid}
+                        break
+                out.write_text(json.dumps(verdict))
+        except BaseException as exc:
+            with contextlib.suppress(BaseException):
+                out.write_text(json.dumps({"status": "crashed", "error": repr(exc)[:300]}))
+        finally:
+            os._exit(code)
+    while True:
+        finished, _ = os.waitpid(pid, os.WNOHANG)
+        if finished:
+            break
+        if time.monotonic() - started > timeout:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            out.unlink(missing_ok=True)
+            return {"status": "timeout", "seconds": time.monotonic() - started}
+        time.sleep(0.01)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+    try:
+        answer: dict[str, Any] = json.loads(out.read_text())
+    except (OSError, ValueError):
+        answer = {"status": "crashed"}
+    out.unlink(missing_ok=True)
+    answer["seconds"] = time.monotonic() - started
+    return answer
+
+
+def _inputs_digest() -> str:
+    """A hash of everything the reference runs depend on: library, kit and tests."""
+    digest = hashlib.sha256()
+    for folder in ("polyloop", "conformance", "tests"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if "mutants" not in path.parts:
+                digest.update(path.relative_to(ROOT).as_posix().encode())
+                digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def functools_partial(function: Callable[..., Any], *args: Any) -> Callable[[], Any]:
+    return lambda: function(*args)
+
+
+def _subprocess_value(function: Callable[[], list[str]]) -> list[str]:
+    """`function()` computed in a forked child, so the parent never imports the kit (which
+    imports polyloop, which must stay unimported until a mutant's hook is in place)."""
+    cached = _VALUES.get(function.__name__)
+    if cached is not None:
+        return cached
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        try:
+            os.write(write, json.dumps(function()).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    chunks = []
+    while chunk := os.read(read, 65536):
+        chunks.append(chunk)
+    os.close(read)
+    os.waitpid(pid, 0)
+    value: list[str] = json.loads(b"".join(chunks))
+    _VALUES[function.__name__] = value
+    return value
+
+
+_VALUES: dict[str, list[str]] = {}
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).parent))
+    raise SystemExit(main())
