@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-
 from conformance.certify import select_clauses
 
 EXPECTED_FILE = Path(__file__).with_name("expected.json")
