@@ -1,7 +1,8 @@
 """Shared configuration for polyloop's own tests: Hypothesis profiles and corpus counters.
 
-Profiles: `dev` (the default, for local runs) and `ci` (derandomized, no deadline, prints the
-reproduction blob). Choose one with the environment variable ``HYPOTHESIS_PROFILE``.
+Profiles: `dev` (the default, for local runs) and `ci` (derandomized, no deadline, no
+slow-generation health check, prints the reproduction blob). Choose one with the environment
+variable ``HYPOTHESIS_PROFILE``.
 
 Corpus tests report how many cases they checked through the `record_count` fixture: the counts
 go into the JUnit properties and into a short block at the end of the terminal summary, so a
@@ -14,10 +15,18 @@ import os
 from collections.abc import Callable
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 settings.register_profile("dev", max_examples=50)
-settings.register_profile("ci", derandomize=True, max_examples=30, deadline=None, print_blob=True)
+# CI machines are shared and noisy: "input generation is slow" there says nothing about the code.
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    max_examples=30,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 _COUNTS = pytest.StashKey[list[tuple[str, str, int]]]()
