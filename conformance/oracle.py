@@ -28,7 +28,7 @@ from typing import Any
 from jsonschema import validators
 from jsonschema.protocols import Validator
 
-from conformance._core.dialect import ref_siblings_inert, validator_class
+from conformance._core.dialect import make_validator, ref_siblings_inert, validator_class
 from conformance._core.text import STR_FAILED
 from conformance._runner import Observed, exception_summary
 from conformance.behaviours import (
@@ -102,7 +102,9 @@ def _cached_validator(schema_json: str) -> Validator:
             {name: (lambda _checker, _instance: True) for name in unknown}
         )
         cls = validators.extend(cls, type_checker=checker)  # type: ignore[no-untyped-call]
-    return cls(schema)
+    # Never retrieving: a `$ref` to another document is unresolvable, not fetched (issue 13).
+    validator: Validator = make_validator(cls, schema)
+    return validator
 
 
 def full_validator(schema: Mapping[str, Any]) -> Validator:
