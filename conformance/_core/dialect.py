@@ -11,6 +11,7 @@ from urllib.parse import urldefrag, urljoin
 import referencing
 import referencing.jsonschema
 from jsonschema import validators
+from jsonschema_specifications import REGISTRY as _METASCHEMAS  # type: ignore[import-untyped]
 from referencing.exceptions import NoSuchResource
 
 __all__ = [
@@ -61,10 +62,10 @@ def ref_siblings_inert(schema: Mapping[str, Any]) -> bool:
 
 
 def _refuse(uri: str) -> referencing.Resource[Any]:
-    raise NoSuchResource(ref=uri)
+    raise NoSuchResource(ref=uri)  # type: ignore[call-arg]  # attrs alias mypy misses
 
 
-NO_RETRIEVAL: referencing.Registry[Any] = referencing.Registry(retrieve=_refuse)
+NO_RETRIEVAL: referencing.Registry[Any] = referencing.Registry(retrieve=_refuse)  # type: ignore[call-arg]
 """The registry every validator the kit builds gets (`make_validator`).
 
 jsonschema's default registry fetches any ``$ref`` it does not know over HTTP or from the file
@@ -114,7 +115,9 @@ def unresolved_refs(schema: object, *, limit: int = 20) -> list[UnresolvedRef]:
             declared if isinstance(declared, str) else "",
             default=referencing.jsonschema.DRAFT202012,
         )
-        registry = NO_RETRIEVAL.with_resource("", specification.create_resource(schema)).crawl()
+        # The metaschemas jsonschema bundles resolve, as they do for its validators.
+        known = _METASCHEMAS.combine(NO_RETRIEVAL)
+        registry = known.with_resource("", specification.create_resource(schema)).crawl()
     except Exception:  # an `$id` or anchor referencing cannot read: nothing resolves then
         registry = NO_RETRIEVAL
     found: list[UnresolvedRef] = []

@@ -47,7 +47,10 @@ def refusal(schema: object) -> str | None:
         elif isinstance(node, list):
             stack.extend(node)
     if largest > MAX_ENUM_ITEMS:
-        return f"schema too large ({largest} enum items; the kit generates from at most {MAX_ENUM_ITEMS})"
+        return (
+            f"schema too large ({largest} enum items; "
+            f"the kit generates from at most {MAX_ENUM_ITEMS})"
+        )
     unresolved = unresolved_refs(schema, limit=1)
     if unresolved:
         kind = "external " if unresolved[0].external else ""
