@@ -29,6 +29,7 @@ from jsonschema import validators
 from jsonschema.protocols import Validator
 
 from conformance._core.dialect import (
+    in_place_ref_cycle,
     make_validator,
     ref_siblings_inert,
     unresolved_refs,
@@ -96,7 +97,8 @@ def _unknown_type_names(schema: Any) -> set[str]:
 
 
 class UnresolvedReference(ValueError):
-    """A schema refers to another document, which the kit never retrieves (issue 13)."""
+    """A schema refers to another document, which the kit never retrieves, or its `$ref`s loop
+    without descending into the value, so no validation would end (issue 13)."""
 
 
 @lru_cache(maxsize=1024)
@@ -110,6 +112,12 @@ def _cached_validator(schema_json: str) -> Validator:
             f"the schema's external `$ref` {external[0].ref!r} is not resolved: the kit never "
             "retrieves a schema over the network or from a file; inline it (under `$defs`) "
             "to check this tool (check-tools reports it as H2)"
+        )
+    cycle = in_place_ref_cycle(schema)
+    if cycle is not None:
+        raise UnresolvedReference(
+            f"the schema's `$ref` {cycle[1]!r} loops back to the same value, so validation "
+            "recurses forever; break the loop (check-tools reports it as H2)"
         )
     cls: type[Validator] = validator_class(schema)
     unknown = _unknown_type_names(schema)

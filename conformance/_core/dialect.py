@@ -19,6 +19,7 @@ __all__ = [
     "OLD_DIALECTS",
     "UnresolvedRef",
     "declared_validator",
+    "in_place_ref_cycle",
     "make_validator",
     "ref_siblings_inert",
     "unresolved_refs",
@@ -150,3 +151,92 @@ def _resolves(registry: referencing.Registry[Any], base: str, ref: str) -> bool:
     except Exception:  # Unresolvable, or a malformed pointer or URI
         return False
     return True
+
+
+_IN_PLACE_LISTS = ("allOf", "anyOf", "oneOf")
+_IN_PLACE_ONE = ("not", "if", "then", "else", "extends")
+_IN_PLACE_MAPS = ("dependentSchemas", "dependencies")
+"""Keywords whose subschemas apply to the same instance (they do not descend into it)."""
+
+
+def _in_place_children(node: dict[str, Any]) -> list[tuple[tuple[str | int, ...], Any]]:
+    children: list[tuple[tuple[str | int, ...], Any]] = []
+    for key in _IN_PLACE_LISTS:
+        value = node.get(key)
+        if isinstance(value, list):
+            children += [((key, i), sub) for i, sub in enumerate(value)]
+    for key in _IN_PLACE_ONE:
+        children.append(((key,), node.get(key)))
+    for key in _IN_PLACE_MAPS:
+        value = node.get(key)
+        if isinstance(value, dict):
+            children += [((key, name), sub) for name, sub in value.items()]
+    return [(path, sub) for path, sub in children if isinstance(sub, dict)]
+
+
+def in_place_ref_cycle(schema: object) -> tuple[tuple[str | int, ...], str] | None:
+    """The (path, ref) of a `$ref` that leads back to a schema already being applied to the
+    same instance (through `allOf`, `dependentSchemas`, `not`, ... and `$ref`s only), or None.
+
+    Validating an instance that reaches such a loop never ends: jsonschema raises
+    `RecursionError`. A `$ref` under `properties` or `items` (a recursive data type) descends
+    into the instance and is fine. Iterative; nothing is retrieved."""
+    if not isinstance(schema, dict):
+        return None
+    try:
+        declared = schema.get("$schema")
+        specification = referencing.jsonschema.specification_with(
+            declared if isinstance(declared, str) else "",
+            default=referencing.jsonschema.DRAFT202012,
+        )
+        registry = NO_RETRIEVAL.with_resource("", specification.create_resource(schema)).crawl()
+    except Exception:
+        return None
+    # Every subschema reachable from the root is a start: a loop anywhere is found.
+    starts: list[tuple[Any, tuple[str | int, ...], str]] = []
+    walk: list[tuple[Any, tuple[str | int, ...], str]] = [(schema, (), "")]
+    while walk:
+        node, path, base = walk.pop()
+        if isinstance(node, dict):
+            own_id = node.get("$id")
+            base = urljoin(base, own_id) if isinstance(own_id, str) else base
+            starts.append((node, path, base))
+            walk += [(v, (*path, k), base) for k, v in node.items() if k not in _DATA_KEYWORDS]
+        elif isinstance(node, list):
+            walk += [(v, (*path, i), base) for i, v in enumerate(node)]
+    where = {id(node): path for node, path, _ in starts}  # document paths, for the report
+    done: set[int] = set()
+    for start in starts:
+        if id(start[0]) in done:
+            continue
+        # Depth-first over in-place edges; a node met again while on the path is a loop.
+        on_path: set[int] = set()
+        stack: list[tuple[Any, tuple[str | int, ...], str, bool]] = [(*start, False)]
+        while stack:
+            node, path, base, leaving = stack.pop()
+            if leaving:
+                on_path.discard(id(node))
+                done.add(id(node))
+                continue
+            if id(node) in done:
+                continue
+            on_path.add(id(node))
+            stack.append((node, path, base, True))
+            nexts = [(sub, (*path, *step), base) for step, sub in _in_place_children(node)]
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                try:
+                    target = registry.resolver(base_uri=base).lookup(ref).contents
+                except Exception:
+                    target = None
+                if isinstance(target, dict):
+                    if id(target) in on_path:
+                        return (*where.get(id(node), path), "$ref"), ref
+                    nexts.append((target, (*path, "$ref"), urldefrag(urljoin(base, ref))[0]))
+            for sub, sub_path, sub_base in nexts:
+                own_id = sub.get("$id")
+                sub_base = urljoin(sub_base, own_id) if isinstance(own_id, str) else sub_base
+                if id(sub) in on_path:  # the same object twice: only in data built in Python
+                    return where.get(id(sub), sub_path), str(sub.get("$ref", ""))
+                stack.append((sub, sub_path, sub_base, False))
+    return None

@@ -13,7 +13,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from conformance._core.dialect import unresolved_refs
+from conformance._core.dialect import in_place_ref_cycle, unresolved_refs
 
 __all__ = ["MAX_ENUM_ITEMS", "SchemaRefused", "from_schema", "refusal", "schema_strategy"]
 
@@ -32,8 +32,9 @@ class SchemaRefused(ValueError):
 def refusal(schema: object) -> str | None:
     """Why the kit does not hand `schema` to hypothesis-jsonschema, or None when it does.
 
-    A `$ref` that does not resolve within the schema (the kit never retrieves one), or an
-    `enum` longer than `MAX_ENUM_ITEMS`. Linear in the schema's size, never recursing."""
+    A `$ref` that does not resolve within the schema (the kit never retrieves one), a `$ref`
+    loop that never descends into the value (`in_place_ref_cycle`), or an `enum` longer than
+    `MAX_ENUM_ITEMS`. Linear in the schema's size, never recursing."""
     largest = 0
     stack = [schema]
     while stack:
@@ -55,6 +56,9 @@ def refusal(schema: object) -> str | None:
     if unresolved:
         kind = "external " if unresolved[0].external else ""
         return f"{kind}$ref {unresolved[0].ref!r} is not resolved (the kit never retrieves one)"
+    cycle = in_place_ref_cycle(schema)
+    if cycle is not None:
+        return f"$ref {cycle[1]!r} loops back to the same value (validation recurses forever)"
     return None
 
 

@@ -16,7 +16,12 @@ from dataclasses import dataclass
 from jsonschema import validators
 from jsonschema.exceptions import ValidationError
 
-from conformance._core.dialect import declared_validator, make_validator, unresolved_refs
+from conformance._core.dialect import (
+    declared_validator,
+    in_place_ref_cycle,
+    make_validator,
+    unresolved_refs,
+)
 from conformance._core.text import shorten
 
 __all__ = [
@@ -303,6 +308,21 @@ def _ref_problems(schema: object) -> list[Problem]:
                     fix="point it at an existing subschema, e.g. `#/$defs/NAME`",
                 )
             )
+    cycle = in_place_ref_cycle(schema)
+    if cycle is not None:
+        path, ref = cycle
+        problems.append(
+            Problem(
+                path=path,
+                code="ref-cycle",
+                message=(
+                    f"`$ref` `{shorten(ref, 100)}` leads back to a schema already applied to the "
+                    "same value, so validation can recurse forever (RecursionError)"
+                ),
+                fix="break the loop: refer to the schema only under `properties`/`items`, "
+                "which descend into the value",
+            )
+        )
     return problems
 
 
