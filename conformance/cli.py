@@ -25,7 +25,7 @@ from typing import Any, NoReturn
 from conformance._core.hypo import DEFAULT_PROFILE, PROFILES
 from conformance._core.limits import EXECUTE_DEADLINE, HANDLER_DEADLINE
 from conformance._core.target import UsageError, resolve
-from conformance._core.text import describe_exception
+from conformance._core.text import describe_exception, escape_name, json_dumps
 from conformance.catalog import LEVELS
 from conformance.engine import certify, select_clauses
 from polyloop import RegistryExecutor, ToolRegistry, ToolSpec
@@ -141,7 +141,7 @@ def _run_certify(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
 
     def progress(line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
+        print(escape_name(line), file=sys.stderr, flush=True)
 
     mode = "black-box" if registry is not None else "white-box"
     progress(
@@ -173,14 +173,12 @@ def _emit(json_path: str | None, data: object, text: Callable[[], str], *, inden
     """The one way every command writes its report: text on stdout, and with ``--json PATH``
     also JSON to PATH, or with ``--json -`` JSON on stdout instead of the text."""
     if json_path == "-":
-        print(json.dumps(data, indent=indent, ensure_ascii=False))
+        print(json_dumps(data, indent=indent))  # json_dumps: a lone surrogate cannot crash it
         return
     print(text())
     if json_path:
         try:
-            Path(json_path).write_text(
-                json.dumps(data, indent=indent, ensure_ascii=False) + "\n", encoding="utf-8"
-            )
+            Path(json_path).write_text(json_dumps(data, indent=indent) + "\n", encoding="utf-8")
         except OSError as exc:
             raise UsageError(f"cannot write {json_path!r}: {exc.strerror or exc}") from None
 
@@ -374,7 +372,7 @@ def _run_check_tools(args: argparse.Namespace) -> int:
             only=_clause_ids(args.only),
             raise_on_failure=False,
             target=args.target,
-            progress=None if args.quiet else lambda line: print(line, file=sys.stderr),
+            progress=None if args.quiet else lambda line: print(escape_name(line), file=sys.stderr),
         )
     except (TypeError, ValueError) as exc:
         raise UsageError(describe_exception(exc)) from None

@@ -28,7 +28,13 @@ from typing import Any
 from jsonschema import validators
 from jsonschema.protocols import Validator
 
-from conformance._core.dialect import ref_siblings_inert, validator_class
+from conformance._core.dialect import (
+    in_place_ref_cycle,
+    make_validator,
+    ref_siblings_inert,
+    unresolved_refs,
+    validator_class,
+)
 from conformance._core.text import STR_FAILED
 from conformance._runner import Observed, exception_summary
 from conformance.behaviours import (
@@ -54,6 +60,7 @@ __all__ = [
     "Expected",
     "Observed",
     "Reason",
+    "UnresolvedReference",
     "accepts",
     "closed_properties",
     "effective_required",
@@ -89,11 +96,29 @@ def _unknown_type_names(schema: Any) -> set[str]:
     return found
 
 
+class UnresolvedReference(ValueError):
+    """A schema refers to another document, which the kit never retrieves, or its `$ref`s loop
+    without descending into the value, so no validation would end (issue 13)."""
+
+
 @lru_cache(maxsize=1024)
 def _cached_validator(schema_json: str) -> Validator:
     # A memo of a pure function of the schema text: building a validator class and resolving
     # its references costs far more than validating one instance.
     schema = json.loads(schema_json)
+    external = [found for found in unresolved_refs(schema) if found.external]
+    if external:
+        raise UnresolvedReference(
+            f"the schema's external `$ref` {external[0].ref!r} is not resolved: the kit never "
+            "retrieves a schema over the network or from a file; inline it (under `$defs`) "
+            "to check this tool (check-tools reports it as H2)"
+        )
+    cycle = in_place_ref_cycle(schema)
+    if cycle is not None:
+        raise UnresolvedReference(
+            f"the schema's `$ref` {cycle[1]!r} loops back to the same value, so validation "
+            "recurses forever; break the loop (check-tools reports it as H2)"
+        )
     cls: type[Validator] = validator_class(schema)
     unknown = _unknown_type_names(schema)
     if unknown:
@@ -102,13 +127,16 @@ def _cached_validator(schema_json: str) -> Validator:
             {name: (lambda _checker, _instance: True) for name in unknown}
         )
         cls = validators.extend(cls, type_checker=checker)  # type: ignore[no-untyped-call]
-    return cls(schema)
+    # Never retrieving: a `$ref` to another document is unresolvable, not fetched (issue 13).
+    validator: Validator = make_validator(cls, schema)
+    return validator
 
 
 def full_validator(schema: Mapping[str, Any]) -> Validator:
     """The ground-truth validator for a parameters schema: ``jsonschema`` under the dialect the
     schema declares (2020-12 when it declares none), with unknown type names accepting
-    everything, as the contract says for V6."""
+    everything, as the contract says for V6. It never retrieves a reference: a schema with an
+    external `$ref` raises `UnresolvedReference` (a `ValueError`) naming it."""
     return _cached_validator(json.dumps(plain_copy(schema), sort_keys=True))
 
 

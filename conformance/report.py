@@ -14,7 +14,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from conformance._core.data import thaw
-from conformance._core.text import clip
+from conformance._core.text import clip, escape_name
 
 if TYPE_CHECKING:
     from conformance.properties import Scenario, Violation
@@ -163,9 +163,13 @@ class Report:
         }
 
     def to_text(self) -> str:
+        # Every text that may come from the target (its name, tool names, values) goes through
+        # `escape_name`: a name cannot forge report lines, drive the terminal or make printing
+        # raise (issue 13). `to_json` keeps them exactly.
+        e = escape_name
         lines = [
             "polyloop conformance report",
-            f"target    {self.target} ({self.mode})",
+            f"target    {e(self.target)} ({self.mode})",
             f"level     {self.level}   profile {self.profile}   seed {self.seed}",
             f"versions  kit {self.kit_version}   contract {self.contract_version}   "
             f"python {self.python}",
@@ -177,25 +181,25 @@ class Report:
         skipped = [r for r in self.results if r.status == "skipped"]
         if skipped:
             lines.append("")
-            lines += [f"{r.id} skipped: {r.message}" for r in skipped]
+            lines += [f"{r.id} skipped: {e(r.message)}" for r in skipped]
         details = [r for r in self.results if r.status not in ("pass", "skipped")]
         for r in details:
             lines += ["", f"{r.id} {r.status}: {r.title}"]
             if r.expected_failure is not None:
-                lines.append(f"  expected to fail: {r.expected_failure}")
+                lines.append(f"  expected to fail: {e(r.expected_failure)}")
             if r.message:
-                lines += [f"  {line}" for line in r.message.splitlines()]
+                lines += [f"  {e(line)}" for line in r.message.split("\n")]
             example = r.counterexample
             if example is not None:
                 lines += [
-                    f"  schema     {_compact(example.schema)}",
-                    f"  action     {_compact(example.action)}",
-                    f"  behaviour  {example.behaviour}",
-                    f"  expected   {example.expected}",
-                    f"  actual     {example.actual}",
+                    f"  schema     {e(_compact(example.schema))}",
+                    f"  action     {e(_compact(example.action))}",
+                    f"  behaviour  {e(example.behaviour)}",
+                    f"  expected   {e(example.expected)}",
+                    f"  actual     {e(example.actual)}",
                 ]
             if r.reproduce and r.status in ("fail", "error", "xfail"):
-                lines.append(f"  reproduce  {r.reproduce}")
+                lines.append(f"  reproduce  {e(r.reproduce)}")
         counts = self.counts()
         summary = ", ".join(f"{n} {status}" for status, n in counts.items() if n)
         verdict = "PASSED" if self.passed else "FAILED"

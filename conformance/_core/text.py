@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 
 __all__ = [
     "STR_FAILED",
     "clip",
     "describe_exception",
+    "escape_name",
     "exception_text",
+    "json_dumps",
     "json_text",
     "safe_repr",
     "shorten",
@@ -63,3 +66,53 @@ def slug(title: str, limit: int = 60) -> str:
     """``"Bad spec input raises"`` -> ``"bad_spec_input_raises"``, for generated test names."""
     words = re.sub(r"[^0-9a-zA-Z]+", "_", title.lower()).strip("_")
     return words[:limit].rstrip("_")
+
+
+_BIDI_CONTROLS = frozenset(
+    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
+"""Characters that reorder the text around them on a terminal (a name can hide what follows)."""
+
+_UNSAFE_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
+"""Control characters (newlines, ANSI escapes, DEL, C1), lone surrogates, line separators."""
+
+
+_SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escaped(char: str) -> str:
+    if char in _SHORT_ESCAPES:
+        return _SHORT_ESCAPES[char]
+    code = ord(char)
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}"
+
+
+def escape_name(text: object) -> str:
+    """A name (of a tool, a property, a file) from someone else's input, safe to print as text.
+
+    Control characters (newlines, ANSI escapes), lone surrogates, line separators and
+    bidirectional controls become ``\\xNN``/``\\uNNNN``, so a name can neither forge report
+    lines, drive the terminal, nor make printing raise `UnicodeEncodeError`. Everything else is
+    kept as it is (a JSON report keeps the name exactly). Never raises."""
+    if not isinstance(text, str):
+        text = safe_repr(text)
+    return "".join(
+        _escaped(char)
+        if char in _BIDI_CONTROLS or unicodedata.category(char) in _UNSAFE_CATEGORIES
+        else char
+        for char in text
+    )
+
+
+def json_dumps(data: object, *, indent: int | None = None) -> str:
+    """`data` as JSON text that any UTF-8 stream can take: non-ASCII as itself, unless the data
+    holds a lone surrogate (legal in a Python str, not encodable as UTF-8), then all ``\\u``
+    escapes, which every JSON reader decodes back to the very same strings."""
+    text = json.dumps(data, indent=indent, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(data, indent=indent)
+    return text

@@ -300,7 +300,7 @@ def _digest(tool: Tool, clause: str) -> bytes:
     text = json_text(
         {"clause": clause, "name": str(tool.name), "parameters": thaw(tool.parameters)}
     )
-    return hashlib.sha256(text.encode()).digest()
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
 
 
 def _identifier(label: str) -> str:

@@ -174,11 +174,45 @@ def as_items(tools: object) -> tuple[list[object], ToolRegistry | None]:
     return [tools], None
 
 
+MAX_FILE_DEPTH = 200
+"""The deepest nesting a tool file may have. Python's JSON parser recurses once per level, so a
+JSON bomb (100,000 `[`) raises `RecursionError`; and data just short of the interpreter's limit
+would make later recursive steps (copying, `json.dumps`, generation) raise instead. A tool's
+schema deeper than S4's 64 levels but within this limit is read and reported per tool (H5)."""
+
+
+def _depth_exceeded(data: object, limit: int) -> bool:
+    """Whether parsed JSON data nests deeper than `limit` (iteratively: it never recurses)."""
+    stack: list[tuple[object, int]] = [(data, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if not isinstance(node, (dict, list)):
+            continue
+        children = node.values() if isinstance(node, dict) else node
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
+
+def _parse(text: str) -> object:
+    """The JSON data of a tool file; `ValueError("nested too deeply")` for a JSON bomb."""
+    too_deep = f"nested too deeply (more than {MAX_FILE_DEPTH} levels of arrays or objects)"
+    try:
+        data = json.loads(text)
+    except RecursionError:  # the parser recurses once per level
+        raise ValueError(too_deep) from None
+    if _depth_exceeded(data, MAX_FILE_DEPTH):
+        raise ValueError(too_deep)
+    return data
+
+
 def load_tool_file(path: str | os.PathLike[str]) -> list[ToolDraft]:
     """Tool definitions from a JSON file: a list of tools, or `{"tools": [...]}` (MCP
     `tools/list`). Each entry in MCP, OpenAI/BFCL or Anthropic form; none has a handler."""
     with open(path, encoding="utf-8") as file:
-        data = json.load(file)
+        text = file.read()
+    data = _parse(text)
     if isinstance(data, Mapping) and isinstance(data.get("tools"), list):
         data = data["tools"]
     if isinstance(data, Mapping) and ("name" in data or "function" in data):

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from conformance import catalog
 from conformance._core.data import thaw
-from conformance._core.text import json_text
+from conformance._core.text import escape_name, json_text
 
 __all__ = [
     "CLAUSES",
@@ -51,9 +51,11 @@ class Finding:
     """The smallest arguments found that show the problem (H4, H6)."""
 
     def __str__(self) -> str:
-        text = f"{self.clause} {self.tool!r} at {self.path}: {self.message}; {self.fix}"
+        e = escape_name  # text from the tool file: escaped (issue 13); to_json keeps it exact
+        text = f"{self.clause} {e(repr(self.tool))} at {e(self.path)}: {e(self.message)}; "
+        text += e(self.fix)
         if self.example is not None:
-            text += f" (arguments: {json_text(self.example)})"
+            text += f" (arguments: {e(json_text(self.example))})"
         return text
 
     def to_json(self) -> dict[str, object]:
@@ -89,7 +91,7 @@ class HandlerStats:
             text += " (" + ", ".join(f"{k} ×{v}" for k, v in sorted(self.exceptions.items())) + ")"
         if self.smallest_raising is not None:
             text += f"; smallest: {json_text(self.smallest_raising)} -> {self.smallest_observation}"
-        return text
+        return escape_name(text)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -138,19 +140,23 @@ class ToolReport:
 
     def to_text(self) -> str:
         head = "pass" if self.passed else "FAIL"
-        lines = [f"{head} {self.tool}"]
+        e = escape_name  # text from the tool file: escaped (issue 13); to_json keeps it exact
+        lines = [f"{head} {e(self.tool)}"]
         for finding in self.findings:
-            lines.append(f"  {finding.clause} {finding.path}: {finding.message}; {finding.fix}")
+            lines.append(
+                f"  {finding.clause} {e(finding.path)}: {e(finding.message)}; {e(finding.fix)}"
+            )
             if finding.example is not None:
-                lines.append(f"     arguments: {json_text(finding.example)}")
+                lines.append(f"     arguments: {e(json_text(finding.example))}")
         if self.handler_stats is not None and self.handler_stats.raised:
             lines.append(f"  H4 {self.handler_stats.to_text()}")
         return "\n".join(lines)
 
     def summary(self) -> str:
+        name = escape_name(repr(self.tool))
         if self.passed:
-            return f"tool {self.tool!r} passed {', '.join(self.statuses)}"
-        return f"tool {self.tool!r} failed {', '.join(self.failed_clauses())}\n" + self.to_text()
+            return f"tool {name} passed {', '.join(self.statuses)}"
+        return f"tool {name} failed {', '.join(self.failed_clauses())}\n" + self.to_text()
 
     def raise_for_failures(self) -> None:
         if not self.passed:
@@ -215,7 +221,8 @@ class ToolCheckReport:
 
     def summary(self, limit: int = 10) -> str:
         failed = [report for report in self.tools if not report.passed]
-        lines = [f"{len(failed)} of {len(self.tools)} tools failed the tool checks ({self.target})"]
+        target = escape_name(self.target)
+        lines = [f"{len(failed)} of {len(self.tools)} tools failed the tool checks ({target})"]
         for report in failed[:limit]:
             lines.append(report.to_text())
         if len(failed) > limit:
@@ -233,7 +240,7 @@ class ToolCheckReport:
             else "schema checks only (no generation)"
         )
         seed = "" if self.seed is None else f", seed {self.seed}"
-        lines = [f"check-tools {self.target}: {len(self.tools)} tools, {mode}{seed}"]
+        lines = [f"check-tools {escape_name(self.target)}: {len(self.tools)} tools, {mode}{seed}"]
         for report in self.tools:
             stats = report.handler_stats
             if verbose or not report.passed or (stats is not None and stats.raised):
@@ -246,7 +253,7 @@ class ToolCheckReport:
         counts = self.finding_counts()
         if counts:
             lines += ["", "findings (count, clause, problem -> fix):"]
-            lines += [f"{n:>6}  {key}" for key, n in counts.items()]
+            lines += [f"{n:>6}  {escape_name(key)}" for key, n in counts.items()]
         passed = sum(report.passed for report in self.tools)
         lines += [
             "",

@@ -16,7 +16,7 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, Verbosity, find, settings
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 
-from conformance._core.generation import from_schema
+from conformance._core.generation import from_schema, refusal
 from conformance._core.text import describe_exception
 
 __all__ = ["Satisfiability", "contradictions", "satisfiability"]
@@ -109,6 +109,9 @@ def _decide(schema_json: str) -> Satisfiability:
     schema = json.loads(schema_json)
     for path, detail in contradictions(schema):
         return Satisfiability(satisfiable=False, path=path, detail=detail)
+    why = refusal(schema)
+    if why is not None:  # before any generation or validation: those are what it would hang
+        return Satisfiability(satisfiable=True, undecided=f"not generated: {why}")
     try:
         if from_schema(schema).is_empty:
             return Satisfiability(satisfiable=False)

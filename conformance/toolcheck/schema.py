@@ -16,7 +16,12 @@ from dataclasses import dataclass
 from jsonschema import validators
 from jsonschema.exceptions import ValidationError
 
-from conformance._core.dialect import declared_validator
+from conformance._core.dialect import (
+    declared_validator,
+    in_place_ref_cycle,
+    make_validator,
+    unresolved_refs,
+)
 from conformance._core.text import shorten
 
 __all__ = [
@@ -279,6 +284,48 @@ def _metaschema_problem(error: ValidationError, dialect: str) -> list[Problem]:
     return [Problem(path=path, code="metaschema", message=message, fix=fix)]
 
 
+def _ref_problems(schema: object) -> list[Problem]:
+    """A `$ref` that does not resolve within the schema: the kit never retrieves one (neither
+    over the network nor from a file), and a model cannot see what it points to either."""
+    problems = []
+    for found in unresolved_refs(schema):
+        shown = shorten(found.ref, 100)
+        if found.external:
+            problems.append(
+                Problem(
+                    path=found.path,
+                    code="external-ref",
+                    message=f"external `$ref` `{shown}` is not resolved",
+                    fix="inline it: put the schema under `$defs` and refer to `#/$defs/NAME`",
+                )
+            )
+        else:
+            problems.append(
+                Problem(
+                    path=found.path,
+                    code="unresolved-ref",
+                    message=f"`$ref` `{shown}` points nowhere in this schema",
+                    fix="point it at an existing subschema, e.g. `#/$defs/NAME`",
+                )
+            )
+    cycle = in_place_ref_cycle(schema)
+    if cycle is not None:
+        path, ref = cycle
+        problems.append(
+            Problem(
+                path=path,
+                code="ref-cycle",
+                message=(
+                    f"`$ref` `{shorten(ref, 100)}` leads back to a schema already applied to the "
+                    "same value, so validation can recurse forever (RecursionError)"
+                ),
+                fix="break the loop: refer to the schema only under `properties`/`items`, "
+                "which descend into the value",
+            )
+        )
+    return problems
+
+
 def schema_problems(schema: object) -> list[Problem]:
     """H2: the schema is valid under its dialect's metaschema, with `"type": "object"` on top.
 
@@ -312,13 +359,14 @@ def schema_problems(schema: object) -> list[Problem]:
         dialect = "2020-12"
     # What `cls.check_schema` does, but keeping every error rather than the best one.
     meta_cls = validators.validator_for(cls.META_SCHEMA, default=cls)
-    meta = meta_cls(cls.META_SCHEMA, format_checker=cls.FORMAT_CHECKER)
+    meta = make_validator(meta_cls, cls.META_SCHEMA, format_checker=cls.FORMAT_CHECKER)
     seen: set[tuple[tuple[str | int, ...], str]] = set()
     for error in meta.iter_errors(schema):
         for problem in _metaschema_problem(error, dialect):
             if (problem.path, problem.message) not in seen:
                 seen.add((problem.path, problem.message))
                 problems.append(problem)
+    problems.extend(_ref_problems(schema))
     if not any(problem.path[:1] == ("type",) for problem in problems):
         declared = schema.get("type")
         if declared != "object":
