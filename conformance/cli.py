@@ -52,8 +52,9 @@ def load_expected_failures(path: str) -> dict[str, str]:
     """Read an expected-failures file: clause ID -> reason.
 
     JSON: ``{"E4": "reason", ...}``, ``[{"id": "E4", "reason": "..."}]``, or either under an
-    ``"expected_failures"`` key. Otherwise one entry per line, ``E4: reason`` (``#`` starts a
-    comment). Every entry needs a reason."""
+    ``"expected_failures"`` key. Otherwise one entry per line, ``E4: reason``; a line whose first
+    non-blank character is ``#`` is a comment, and a ``#`` anywhere else belongs to the reason
+    (``E12: tracked in #123``). Every entry needs a reason."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
@@ -65,8 +66,8 @@ def load_expected_failures(path: str) -> dict[str, str]:
         data = None
     if data is None:
         for number, raw in enumerate(text.splitlines(), start=1):
-            line = raw.split("#", 1)[0].strip()
-            if not line:
+            line = raw.strip()
+            if not line or line.startswith("#"):
                 continue
             clause, _, reason = line.replace(":", " ", 1).partition(" ")
             if not reason.strip():

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
-from importlib import resources
+from dataclasses import dataclass, field
+from importlib import metadata, resources
 from typing import TYPE_CHECKING, Any
 
 from conformance._core.data import thaw
@@ -25,8 +25,25 @@ __all__ = [
     "Counterexample",
     "Report",
     "counterexample",
+    "library_versions",
     "report_schema",
 ]
+
+LIBRARIES = ("hypothesis", "hypothesis-jsonschema", "jsonschema")
+"""The distributions a result depends on besides the kit and Python: the same seed gives the
+same examples only with the same versions of these."""
+
+
+def library_versions() -> tuple[tuple[str, str], ...]:
+    """``(distribution, version)`` for each of `LIBRARIES` (``"not installed"`` when absent)."""
+    found = []
+    for name in LIBRARIES:
+        try:
+            version = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            version = "not installed"
+        found.append((name, version))
+    return tuple(found)
 
 STATUSES = ("pass", "fail", "error", "xfail", "skipped")
 """``pass``; ``fail`` (the executor broke the clause, or an expected failure now passes);
@@ -121,6 +138,18 @@ class Report:
     results: tuple[ClauseResult, ...]
     mode: str = "white-box"
     """``white-box`` (a factory; the kit scripts the handlers) or ``black-box``."""
+    libraries: tuple[tuple[str, str], ...] = field(default_factory=library_versions)
+    """The versions of the libraries the result depends on (`LIBRARIES`)."""
+
+    def versions(self) -> dict[str, str]:
+        """Everything a rerun must match to reproduce this result: kit, contract, Python and
+        the libraries that generate the examples."""
+        return {
+            "kit": self.kit_version,
+            "contract": self.contract_version,
+            "python": self.python,
+            **dict(self.libraries),
+        }
 
     @property
     def passed(self) -> bool:
@@ -157,6 +186,7 @@ class Report:
             "profile": self.profile,
             "seed": self.seed,
             "python": self.python,
+            "versions": self.versions(),
             "passed": self.passed,
             "counts": self.counts(),
             "results": [result.to_json() for result in self.results],
@@ -167,8 +197,7 @@ class Report:
             "polyloop conformance report",
             f"target    {self.target} ({self.mode})",
             f"level     {self.level}   profile {self.profile}   seed {self.seed}",
-            f"versions  kit {self.kit_version}   contract {self.contract_version}   "
-            f"python {self.python}",
+            "versions  " + "   ".join(f"{name} {v}" for name, v in self.versions().items()),
             "",
             f"{'clause':<7}{'status':<9}{'examples':>8}{'seconds':>9}  title",
         ]

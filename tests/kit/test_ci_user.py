@@ -1,0 +1,103 @@
+"""Issue 11, what a CI user relies on: versions in the report, the expected-failures format,
+the conventions of ``--only`` and the messages, and CI-native output."""
+
+from __future__ import annotations
+
+import json
+from importlib import metadata
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from conformance.cli import load_expected_failures, main
+from conformance.report import ClauseResult, Counterexample, Report, report_schema
+
+
+def make_report(*results: ClauseResult) -> Report:
+    return Report(
+        kit_version="9.9",
+        contract_version="1.0",
+        target="m:f",
+        level="strict",
+        profile="ci",
+        seed=0,
+        python="3.11.7",
+        results=results,
+    )
+
+
+def result(clause_id: str, status: str, **extra: object) -> ClauseResult:
+    return ClauseResult(
+        id=clause_id,
+        title=f"title of {clause_id}",
+        level="core",
+        status=status,
+        examples=extra.pop("examples", 3),  # type: ignore[arg-type]
+        seconds=0.5,
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+FAILED_E4 = result(
+    "E4",
+    "fail",
+    message="the handler's exception was not reported as an error",
+    counterexample=Counterexample(
+        schema={"type": "object"},
+        action={"tool_call": {"name": "t", "arguments": {}}},
+        behaviour="raises ValueError",
+        expected="status error",
+        actual="status ok",
+    ),
+    reproduce="polyloop-conformance certify m:f --only E4",
+)
+
+
+# --- 5: versions ----------------------------------------------------------------------------
+
+
+def test_5_report_versions_name_the_libraries_that_generate_the_examples() -> None:
+    report = make_report(result("E1", "pass"))
+    data = report.to_json()
+    jsonschema.validate(data, report_schema())
+    for name in ("hypothesis", "hypothesis-jsonschema", "jsonschema"):
+        assert data["versions"][name] == metadata.version(name)
+    assert data["versions"]["kit"] == "9.9" and data["versions"]["python"] == "3.11.7"
+    line = next(x for x in report.to_text().splitlines() if x.startswith("versions"))
+    hypothesis_version = metadata.version("hypothesis")
+    assert f"hypothesis {hypothesis_version}" in line
+    assert f"hypothesis-jsonschema {metadata.version('hypothesis-jsonschema')}" in line
+    assert f"jsonschema {metadata.version('jsonschema')}" in line
+    assert line.startswith("versions  kit 9.9   contract 1.0   python 3.11.7")
+
+
+def test_5_the_published_schema_requires_the_versions() -> None:
+    data = make_report(result("E1", "pass")).to_json()
+    del data["versions"]["hypothesis"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(data, report_schema())
+
+
+# --- 10: expected-failures text format -------------------------------------------------------
+
+
+def test_10_a_reason_may_contain_a_hash(tmp_path: Path) -> None:
+    path = tmp_path / "xfail.txt"
+    path.write_text(
+        "# known failures\n"
+        "E12: the cancel path is not wired yet, tracked in #123\n"
+        "  # an indented comment\n"
+        "E4 - handler errors #2 and #3\n",
+        encoding="utf-8",
+    )
+    assert load_expected_failures(str(path)) == {
+        "E12": "the cancel path is not wired yet, tracked in #123",
+        "E4": "handler errors #2 and #3",
+    }
+
+
+def test_10_a_reason_that_is_only_a_hash_tag_is_still_a_reason(tmp_path: Path) -> None:
+    path = tmp_path / "xfail.txt"
+    path.write_text("E12: #123\n", encoding="utf-8")
+    assert load_expected_failures(str(path)) == {"E12": "#123"}
