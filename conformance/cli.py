@@ -27,7 +27,7 @@ from conformance._core.limits import EXECUTE_DEADLINE, HANDLER_DEADLINE
 from conformance._core.target import UsageError, resolve
 from conformance._core.text import describe_exception
 from conformance.catalog import LEVELS
-from conformance.engine import certify, select_clauses
+from conformance.engine import CERTIFIED_CLAUSES, certify, select_clauses
 from polyloop import RegistryExecutor, ToolRegistry, ToolSpec
 
 __all__ = [
@@ -135,7 +135,7 @@ def _target(args: argparse.Namespace) -> tuple[Any, ToolRegistry | None, str]:
 def _run_certify(args: argparse.Namespace) -> int:
     target, registry, name = _target(args)
     reasons = load_expected_failures(args.expected_failures) if args.expected_failures else None
-    only = _clause_ids(args.only)
+    only = _clause_ids(args.only, "certify", CERTIFIED_CLAUSES)
     try:
         select_clauses(args.level, only)
     except ValueError as exc:
@@ -186,9 +186,35 @@ def _emit(json_path: str | None, data: object, text: Callable[[], str], *, inden
             raise UsageError(f"cannot write {json_path!r}: {exc.strerror or exc}") from None
 
 
-def _clause_ids(text: str | None) -> list[str] | None:
-    """``--only`` as a list of clause IDs (commas or spaces separate them); None when absent."""
-    return [part for part in (text or "").replace(",", " ").split() if part] or None
+def _clause_ids(text: str | None, command: str, checkable: Sequence[str]) -> list[str] | None:
+    """``--only`` as a list of clause IDs (commas or spaces separate them, any case); None when
+    absent. A `UsageError` for an empty list, or an ID `command` cannot check (with the closest
+    IDs it can check)."""
+    if text is None:
+        return None
+    ids = [part.upper() for part in text.replace(",", " ").split() if part]
+    if not ids:
+        raise UsageError(
+            f"--only needs at least one clause ID (commas or spaces between them), got {text!r}; "
+            f"{command} checks {', '.join(checkable)}"
+        )
+    for clause_id in ids:
+        if clause_id not in checkable:
+            raise UsageError(_unknown_clause(clause_id, command, checkable))
+    return ids
+
+
+def _unknown_clause(clause_id: str, command: str, checkable: Sequence[str]) -> str:
+    from difflib import get_close_matches
+
+    from conformance import catalog
+
+    listed = f"{command} checks {', '.join(checkable)}"
+    if clause_id in {clause.id for clause in catalog.CLAUSES}:
+        return f"--only: {command} does not check {clause_id}; {listed}"
+    close = get_close_matches(clause_id, checkable, n=3, cutoff=0.5)
+    hint = f"; did you mean {' or '.join(close)}?" if close else ""
+    return f"--only: unknown clause ID {clause_id!r}{hint} ({listed})"
 
 
 def _positive(text: str) -> float:
@@ -361,6 +387,12 @@ def _tools_target(target: str) -> object:
     return value
 
 
+def _tool_clause_ids() -> tuple[str, ...]:
+    from conformance.toolcheck.report import CLAUSE_IDS
+
+    return tuple(CLAUSE_IDS)
+
+
 def _run_check_tools(args: argparse.Namespace) -> int:
     from conformance.toolcheck import check_registry
 
@@ -372,7 +404,7 @@ def _run_check_tools(args: argparse.Namespace) -> int:
             seed=args.seed,
             profile=args.profile,
             replay=args.replay,
-            only=_clause_ids(args.only),
+            only=_clause_ids(args.only, "check-tools", _tool_clause_ids()),
             raise_on_failure=False,
             target=args.target,
             progress=None if args.quiet else lambda line: print(line, file=sys.stderr),

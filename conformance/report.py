@@ -24,6 +24,7 @@ __all__ = [
     "ClauseResult",
     "Counterexample",
     "Report",
+    "count",
     "counterexample",
     "library_versions",
     "report_schema",
@@ -32,6 +33,11 @@ __all__ = [
 LIBRARIES = ("hypothesis", "hypothesis-jsonschema", "jsonschema")
 """The distributions a result depends on besides the kit and Python: the same seed gives the
 same examples only with the same versions of these."""
+
+
+def count(n: int, noun: str) -> str:
+    """``1 clause``, ``2 clauses``: `n` and `noun`, plural unless `n` is 1."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def library_versions() -> tuple[tuple[str, str], ...]:
@@ -44,6 +50,7 @@ def library_versions() -> tuple[tuple[str, str], ...]:
             version = "not installed"
         found.append((name, version))
     return tuple(found)
+
 
 STATUSES = ("pass", "fail", "error", "xfail", "skipped")
 """``pass``; ``fail`` (the executor broke the clause, or an expected failure now passes);
@@ -228,7 +235,10 @@ class Report:
         counts = self.counts()
         summary = ", ".join(f"{n} {status}" for status, n in counts.items() if n)
         verdict = "PASSED" if self.passed else "FAILED"
-        lines += ["", f"{verdict}: {len(self.results)} clauses ({summary or 'none selected'})"]
+        lines += [
+            "",
+            f"{verdict}: {count(len(self.results), 'clause')} ({summary or 'none selected'})",
+        ]
         return "\n".join(lines)
 
 

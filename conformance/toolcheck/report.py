@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from conformance import catalog
 from conformance._core.data import thaw
 from conformance._core.text import json_text
+from conformance.report import count
 
 __all__ = [
     "CLAUSES",
@@ -228,12 +229,12 @@ class ToolCheckReport:
 
     def to_text(self, *, verbose: bool = False) -> str:
         mode = (
-            f"{self.examples} examples per tool, deadline {self.deadline:g}s"
+            f"{count(self.examples, 'example')} per tool, deadline {self.deadline:g}s"
             if self.examples
             else "schema checks only (no generation)"
         )
         seed = "" if self.seed is None else f", seed {self.seed}"
-        lines = [f"check-tools {self.target}: {len(self.tools)} tools, {mode}{seed}"]
+        lines = [f"check-tools {self.target}: {count(len(self.tools), 'tool')}, {mode}{seed}"]
         for report in self.tools:
             stats = report.handler_stats
             if verbose or not report.passed or (stats is not None and stats.raised):
@@ -250,7 +251,7 @@ class ToolCheckReport:
         passed = sum(report.passed for report in self.tools)
         lines += [
             "",
-            f"{len(self.tools)} tools: {passed} passed, {len(self.tools) - passed} failed",
+            f"{count(len(self.tools), 'tool')}: {passed} passed, {len(self.tools) - passed} failed",
         ]
         return "\n".join(lines)
 

@@ -101,3 +101,58 @@ def test_10_a_reason_that_is_only_a_hash_tag_is_still_a_reason(tmp_path: Path) -
     path = tmp_path / "xfail.txt"
     path.write_text("E12: #123\n", encoding="utf-8")
     assert load_expected_failures(str(path)) == {"E12": "#123"}
+
+
+# --- 15: --only, did-you-mean, singular and plural --------------------------------------------
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    status = main(argv)
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_15_only_accepts_lower_case(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(["certify", "--only", "e1", "--profile", "quick", "--json", "-"], capsys)
+    assert status == 0
+    assert [r["id"] for r in json.loads(out)["results"]] == ["E1"]
+
+
+@pytest.mark.parametrize("only", ["", ",", " , "])
+def test_15_only_rejects_an_empty_list(only: str, capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = run(["certify", "--only", only], capsys)
+    assert status == 2
+    assert err.startswith("polyloop-conformance: error: --only needs at least one clause ID")
+
+
+def test_15_did_you_mean_lists_only_what_certify_checks(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = run(["certify", "--only", "E44"], capsys)
+    assert status == 2
+    assert "unknown clause ID 'E44'; did you mean E4 or E14?" in err
+    assert "H4" not in err and "S1" not in err
+
+
+def test_15_a_clause_another_command_checks_is_named_as_such(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, _, err = run(["certify", "--only", "h4"], capsys)
+    assert status == 2 and "certify does not check H4; certify checks V1," in err
+    status, _, err = run(["check-tools", "polyloop:ToolRegistry", "--only", "e4"], capsys)
+    assert status == 2
+    assert "check-tools does not check E4; check-tools checks H1, H2, H3, H4, H5, H6" in err
+
+
+def test_15_did_you_mean_for_check_tools(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = run(["check-tools", "polyloop:ToolRegistry", "--only", "H44"], capsys)
+    assert status == 2 and "unknown clause ID 'H44'; did you mean H4?" in err
+    assert "E4" not in err
+
+
+def test_15_one_clause_is_singular() -> None:
+    text = make_report(result("E1", "pass")).to_text()
+    assert text.splitlines()[-1] == "PASSED: 1 clause (1 pass)"
+    assert (
+        make_report(result("E1", "pass"), result("E2", "pass"))
+        .to_text()
+        .endswith("PASSED: 2 clauses (2 pass)")
+    )
