@@ -34,7 +34,7 @@ from conformance._core.limits import EXECUTE_DEADLINE
 from conformance._core.options import contract_options
 from conformance._core.text import slug
 from conformance.catalog import LEVELS
-from conformance.engine import CERTIFIED_CLAUSES, certify
+from conformance.engine import CERTIFIED_CLAUSES, SetUpError, certify
 from conformance.report import ClauseResult, Report
 from polyloop import ActionExecutor, ToolRegistry
 
@@ -86,8 +86,18 @@ class ExecutorContract:
         clause = catalog.get(clause_id)
         if level == "core" and clause.level != "core":
             pytest.skip(f"{clause_id} is a strict ([H]) clause and the level is core")
+        try:
+            report = self._certify(clause_id, level, profile, seed, options.database)
+        except SetUpError as exc:
+            pytest.fail(f"{cls.__name__}: {exc}", pytrace=False)
+        self._judge(report, clause_id, request, profile, options.level)
+
+    def _certify(
+        self, clause_id: str, level: str, profile: str, seed: int | None, database: str | None
+    ) -> Report:
+        cls = type(self)
         reasons = {k: v for k, v in cls.expected_failures.items() if k == clause_id}
-        report = certify(
+        return certify(
             cls.make_executor,
             level=level,
             profile=profile,
@@ -95,16 +105,25 @@ class ExecutorContract:
             only=[clause_id],
             expected_failures=reasons or None,
             deadline=cls.deadline,
-            database=options.database,
+            database=database,
             target_name=f"{cls.__module__}:{cls.__qualname__}.make_executor",
         )
+
+    def _judge(
+        self,
+        report: Report,
+        clause_id: str,
+        request: pytest.FixtureRequest,
+        profile: str,
+        level_option: str | None,
+    ) -> None:
         result = report.result(clause_id)
         if result.status == "skipped":
             pytest.skip(result.message or "skipped")
         if result.status == "xfail":
             pytest.xfail(result.expected_failure or "expected failure")
         if result.status != "pass":
-            rerun = pytest_reproduce_line(request.node.nodeid, report.seed, profile, options.level)
+            rerun = pytest_reproduce_line(request.node.nodeid, report.seed, profile, level_option)
             pytest.fail(
                 failure_text(report, dataclasses.replace(result, reproduce=rerun)), pytrace=False
             )

@@ -43,7 +43,40 @@ if TYPE_CHECKING:
 # when certify runs, not when this module is: the pytest plugin imports the package at pytest
 # start-up, where loading Hypothesis's Unicode tables is not allowed.
 
-__all__ = ["CERTIFIED_CLAUSES", "LEVELS", "ClauseStatus", "certify", "select_clauses"]
+__all__ = ["CERTIFIED_CLAUSES", "LEVELS", "ClauseStatus", "SetUpError", "certify", "select_clauses"]
+
+
+class SetUpError(ValueError):
+    """The run could not check anything because of how it was set up (a factory that fails on
+    every call) or a defect in the kit: one message, not an error per clause. A ValueError, so
+    the CLI reports it in one line with exit status 2."""
+
+
+_FACTORY_FAILED = ("the factory raised ", "the factory returned ")
+_KIT_FAILED = "the kit failed while checking this clause: "
+
+
+def _set_up_problem(results: Iterable[ClauseResult]) -> str | None:
+    """What made the whole run meaningless, if anything: a kit defect in any clause, or a
+    factory that failed in every clause that ran."""
+    ran = [r for r in results if r.status != "skipped"]
+    for r in ran:
+        if r.message and r.message.startswith(_KIT_FAILED):
+            detail = r.message.removeprefix(_KIT_FAILED)
+            return (
+                f"the kit failed while checking {r.id} (a bug in the kit, please report it "
+                f"with this line and the reproduce command): {detail}"
+            )
+    factory = [r for r in ran if r.message and r.message.startswith(_FACTORY_FAILED)]
+    if ran and len(factory) == len(ran) and all(r.status in ("error", "xfail") for r in ran):
+        first = (factory[0].message or "").splitlines()[0]
+        return (
+            f"{first}, in every clause ({', '.join(r.id for r in ran)}): nothing was checked. "
+            "The target must be a factory that returns an executor for any ToolRegistry "
+            "(try calling it once yourself with a ToolRegistry)"
+        )
+    return None
+
 
 CERTIFIED_CLAUSES: tuple[str, ...] = tuple(
     clause.id for clause in catalog.CLAUSES if clause.section in ("validation", "dispatch")
@@ -470,6 +503,9 @@ def certify(
                 )
     finally:
         runner.close()
+    problem = _set_up_problem(results)
+    if problem is not None:
+        raise SetUpError(problem)
     return Report(
         kit_version=__version__,
         contract_version=catalog.CONTRACT_VERSION,

@@ -10,8 +10,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from conformance import certify
 from conformance.cli import load_expected_failures, main
+from conformance.engine import SetUpError
 from conformance.report import ClauseResult, Counterexample, Report, report_schema
+from polyloop import RegistryExecutor, ToolRegistry
 
 
 def make_report(*results: ClauseResult) -> Report:
@@ -156,3 +159,41 @@ def test_15_one_clause_is_singular() -> None:
         .to_text()
         .endswith("PASSED: 2 clauses (2 pass)")
     )
+
+
+# --- 9: a wrong set-up is one message, exit 2 ------------------------------------------------
+
+
+def always_raises(registry: ToolRegistry) -> RegistryExecutor:
+    raise RuntimeError("no database configured")
+
+
+def test_9_a_factory_that_always_raises_is_one_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, out, err = run(
+        ["certify", f"{__name__}:always_raises", "--only", "E1,E4,V1", "--profile", "quick"],
+        capsys,
+    )
+    assert status == 2 and out == ""
+    [line] = [x for x in err.splitlines() if x.startswith("polyloop-conformance: error:")]
+    assert line.startswith(
+        "polyloop-conformance: error: the factory raised RuntimeError: no database configured,"
+    ), err
+    assert "in every clause (V1, E1, E4): nothing was checked" in line
+
+
+def test_9_certify_raises_set_up_error_for_such_a_factory() -> None:
+    with pytest.raises(SetUpError, match="nothing was checked"):
+        certify(always_raises, only=["E1"], profile="quick")
+
+
+def test_9_a_kit_defect_is_one_set_up_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from conformance import engine
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise KeyError("internal")
+
+    monkeypatch.setattr(engine, "_search_clause", broken)
+    with pytest.raises(SetUpError, match=r"the kit failed while checking E1 \(a bug in the kit"):
+        certify(RegistryExecutor, only=["E1", "E2"], profile="quick")
