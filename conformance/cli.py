@@ -167,7 +167,7 @@ def _run_certify(args: argparse.Namespace) -> int:
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None
     _emit(args.json, report.to_json(), lambda: report.to_text(), indent=2)
-    return report.exit_status()
+    return report.exit_status(allow_skips=args.allow_skips)
 
 
 def _emit(json_path: str | None, data: object, text: Callable[[], str], *, indent: int = 1) -> None:
@@ -271,6 +271,15 @@ def _add_deadline(parser: argparse.ArgumentParser, default: float, what: str) ->
     )
 
 
+def _add_allow_skips(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--allow-skips",
+        action="store_true",
+        help="exit 0 even when every selected clause was skipped, or a black-box run could not "
+        "check E6 (by default such a run checked nothing and exits 1)",
+    )
+
+
 def _add_certify_command(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "certify",
@@ -315,6 +324,7 @@ def _add_certify_command(subparsers: Any) -> None:
         metavar="DIR",
         help="a Hypothesis example database shared between runs and workers",
     )
+    _add_allow_skips(parser)
     parser.set_defaults(func=_command(_run_certify))
 
 

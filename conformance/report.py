@@ -52,6 +52,10 @@ def library_versions() -> tuple[tuple[str, str], ...]:
     return tuple(found)
 
 
+BLACK_BOX_EXPECTED = ("E6",)
+"""Clauses the README promises a black-box run checks even though the kit scripts no handler:
+a black-box run that skips one has not certified what it says."""
+
 STATUSES = ("pass", "fail", "error", "xfail", "skipped")
 """``pass``; ``fail`` (the executor broke the clause, or an expected failure now passes);
 ``error`` (the factory or the kit could not run the check); ``xfail`` (failed, as the
@@ -176,9 +180,32 @@ class Report:
         known = ", ".join(r.id for r in self.results) or "none"
         raise ValueError(f"this report has no result for {clause_id!r}; it has: {known}")
 
-    def exit_status(self) -> int:
-        """0 when every selected clause passed (xfail and skipped count as passed), else 1."""
-        return 0 if self.passed else 1
+    def exit_status(self, *, allow_skips: bool = False) -> int:
+        """0 when every selected clause passed (xfail and skipped count as passed), else 1; also
+        1 when the run checked nothing it was meant to (`unchecked`) unless `allow_skips`."""
+        if not self.passed:
+            return 1
+        return 1 if self.unchecked() is not None and not allow_skips else 0
+
+    def unchecked(self) -> str | None:
+        """Why a run that failed nothing still certifies nothing, or None: every selected
+        clause was skipped, or a black-box run skipped a clause black-box mode is meant to
+        check (`BLACK_BOX_EXPECTED`)."""
+        if not self.results:
+            return None
+        if all(r.status == "skipped" for r in self.results):
+            ids = ", ".join(r.id for r in self.results)
+            return f"every selected clause was skipped ({ids}), so nothing was checked"
+        if self.mode == "black-box":
+            missed = [
+                r for r in self.results if r.id in BLACK_BOX_EXPECTED and r.status == "skipped"
+            ]
+            if missed:
+                return "; ".join(
+                    f"{r.id} was skipped, though black-box mode is meant to check it ({r.message})"
+                    for r in missed
+                )
+        return None
 
     def counts(self) -> dict[str, int]:
         return {status: sum(r.status == status for r in self.results) for status in STATUSES}
@@ -195,6 +222,7 @@ class Report:
             "python": self.python,
             "versions": self.versions(),
             "passed": self.passed,
+            "unchecked": self.unchecked(),
             "counts": self.counts(),
             "results": [result.to_json() for result in self.results],
         }
@@ -235,10 +263,15 @@ class Report:
         counts = self.counts()
         summary = ", ".join(f"{n} {status}" for status, n in counts.items() if n)
         verdict = "PASSED" if self.passed else "FAILED"
+        unchecked = self.unchecked() if self.passed else None
+        if unchecked is not None:
+            verdict = "NOT CERTIFIED"
         lines += [
             "",
             f"{verdict}: {count(len(self.results), 'clause')} ({summary or 'none selected'})",
         ]
+        if unchecked is not None:
+            lines.append(f"{unchecked} (--allow-skips accepts this)")
         return "\n".join(lines)
 
 

@@ -3,18 +3,20 @@ the conventions of ``--only`` and the messages, and CI-native output."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from importlib import metadata
 from pathlib import Path
 
 import jsonschema
 import pytest
+from zoo.blackbox import black_box_registry
 
 from conformance import certify
 from conformance.cli import load_expected_failures, main
 from conformance.engine import SetUpError
 from conformance.report import ClauseResult, Counterexample, Report, report_schema
-from polyloop import RegistryExecutor, ToolRegistry
+from polyloop import RegistryExecutor, ToolRegistry, ToolSpec
 
 
 def make_report(*results: ClauseResult) -> Report:
@@ -197,3 +199,119 @@ def test_9_a_kit_defect_is_one_set_up_error(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(engine, "_search_clause", broken)
     with pytest.raises(SetUpError, match=r"the kit failed while checking E1 \(a bug in the kit"):
         certify(RegistryExecutor, only=["E1", "E2"], profile="quick")
+
+
+# --- 11: a black-box run that checked nothing does not pass ----------------------------------
+
+BLACK_BOX_REGISTRY = black_box_registry()
+BLACK_BOX_EXECUTOR = RegistryExecutor(BLACK_BOX_REGISTRY)
+
+
+def black_box(only: str, *extra: str) -> list[str]:
+    return [
+        "certify",
+        f"{__name__}:BLACK_BOX_EXECUTOR",
+        "--registry",
+        f"{__name__}:BLACK_BOX_REGISTRY",
+        "--only",
+        only,
+        "--profile",
+        "quick",
+        *extra,
+    ]
+
+
+def test_11_a_black_box_run_that_skipped_everything_exits_1(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, out, _ = run(black_box("E4,E10"), capsys)
+    assert status == 1, out
+    assert "PASSED" not in out
+    assert out.splitlines()[-2:] == [
+        "NOT CERTIFIED: 2 clauses (2 skipped)",
+        "every selected clause was skipped (E4, E10), so nothing was checked "
+        "(--allow-skips accepts this)",
+    ]
+
+
+def test_11_allow_skips_accepts_it(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(black_box("E4,E10", "--allow-skips", "--json", "-"), capsys)
+    data = json.loads(out)
+    assert status == 0 and data["passed"] is True
+    assert data["unchecked"].startswith("every selected clause was skipped")
+    jsonschema.validate(data, report_schema())
+
+
+def test_11_black_box_skipping_E6_is_not_certified() -> None:
+    report = make_report(
+        result("E1", "pass"), result("E6", "skipped", message="no call could be caught suspended")
+    )
+    black = dataclasses.replace(report, mode="black-box")
+    assert report.unchecked() is None and report.exit_status() == 0  # white-box: fine
+    assert black.unchecked() == (
+        "E6 was skipped, though black-box mode is meant to check it "
+        "(no call could be caught suspended)"
+    )
+    assert black.exit_status() == 1 and black.exit_status(allow_skips=True) == 0
+    assert "NOT CERTIFIED: 2 clauses (1 pass, 1 skipped)" in black.to_text()
+
+
+def test_11_a_run_that_checked_something_still_passes(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(black_box("E1,E4"), capsys)
+    assert status == 0 and "PASSED: 2 clauses (1 pass, 1 skipped)" in out, out
+
+
+def plain_registry() -> ToolRegistry:
+    async def echo(text: str) -> str:
+        return text
+
+    schema = {
+        "type": "object",
+        "properties": {"text": {"type": "string"}},
+        "required": ["text"],
+        "additionalProperties": False,
+    }
+    return ToolRegistry(
+        [ToolSpec(name="echo", description="Echo.", parameters=schema, handler=echo)]
+    )
+
+
+def test_11_V7_E14_without_a_scenario_are_skipped_plainly() -> None:
+    registry = plain_registry()
+    report = certify(RegistryExecutor(registry), registry=registry, only=["V7", "E14", "V1"])
+    assert {r.id: r.status for r in report.results} == {
+        "V1": "pass",
+        "V7": "skipped",
+        "E14": "skipped",
+    }
+    assert report.result("E14").message == (
+        "no scenario could be generated from the registry's schemas"
+    )
+
+
+def test_11_deciding_there_is_no_scenario_takes_a_bounded_number_of_draws(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Hypothesis itself gives up only after hundreds of rejected draws (seconds); the kit stops
+    # after its own small budget. Counted, not timed.
+    from hypothesis import reject
+    from hypothesis import strategies as st
+
+    from conformance.properties import PROPERTIES
+
+    draws = [0]
+
+    @st.composite
+    def never(draw: st.DrawFn) -> int:
+        draws[0] += 1
+        value = draw(st.integers())
+        reject()  # as `beyond_subset_calls` does when a schema allows no such call
+        return value
+
+    monkeypatch.setitem(
+        PROPERTIES, "V7", dataclasses.replace(PROPERTIES["V7"], scenarios=lambda _source: never())
+    )
+    registry = plain_registry()
+    report = certify(RegistryExecutor(registry), registry=registry, only=["V7"])
+    assert report.result("V7").status == "skipped"
+    assert draws[0] <= 200, draws[0]
