@@ -146,3 +146,28 @@ def test_15_python_dash_m_conformance_answers_version() -> None:
         [sys.executable, "-m", "conformance", "--version"], capture_output=True, text=True
     )
     assert done.returncode == 0 and done.stdout.startswith("polyloop-conformance "), done
+
+
+LOCAL_FACTORY = """
+from polyloop import RegistryExecutor
+
+
+def make(registry):
+    return RegistryExecutor(registry)
+"""
+
+
+def test_12_the_console_script_and_python_dash_m_resolve_targets_alike(tmp_path: Path) -> None:
+    (tmp_path / "localmod.py").write_text(LOCAL_FACTORY)
+    script = Path(sys.executable).parent / "polyloop-conformance"
+    if not script.exists():
+        pytest.skip("the console script is not installed next to this Python")
+    args = ["certify", "localmod:make", "--only", "E1", "--profile", "quick"]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = [
+        subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+        for command in ([str(script), *args], [sys.executable, "-m", "conformance", *args])
+    ]
+    for run in done:
+        assert run.returncode == 0, run.stderr
+        assert "target    localmod:make (white-box)" in run.stdout
