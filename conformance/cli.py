@@ -27,6 +27,14 @@ from conformance._core.limits import EXECUTE_DEADLINE, HANDLER_DEADLINE
 from conformance._core.target import UsageError, resolve
 from conformance._core.text import describe_exception
 from conformance.catalog import LEVELS
+from conformance.ci_output import (
+    FORMATS,
+    Case,
+    certify_cases,
+    github_annotations,
+    junit_xml,
+    tool_cases,
+)
 from conformance.engine import CERTIFIED_CLAUSES, certify, select_clauses
 from polyloop import RegistryExecutor, ToolRegistry, ToolSpec
 
@@ -167,6 +175,7 @@ def _run_certify(args: argparse.Namespace) -> int:
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None
     _emit(args.json, report.to_json(), lambda: report.to_text(), indent=2)
+    _ci_outputs(args, lambda: certify_cases(report), f"polyloop-conformance certify {name}")
     return report.exit_status(allow_skips=args.allow_skips)
 
 
@@ -271,6 +280,34 @@ def _add_deadline(parser: argparse.ArgumentParser, default: float, what: str) ->
     )
 
 
+def _add_ci_outputs(parser: argparse.ArgumentParser, case: str) -> None:
+    parser.add_argument(
+        "--junit",
+        metavar="PATH",
+        help=f"also write a JUnit XML report to PATH: one testcase per {case}, the failure "
+        "text is the counterexample",
+    )
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="text",
+        help=f"github: after the text report, one ::error annotation per failed {case}",
+    )
+
+
+def _ci_outputs(args: argparse.Namespace, cases: Callable[[], Sequence[Case]], suite: str) -> None:
+    """``--junit PATH`` and ``--format github``, after the report itself was written."""
+    if args.format == "github":
+        annotations = github_annotations(cases())
+        if annotations:  # GitHub reads both streams; keep `--json -` output pure JSON
+            print(annotations, file=sys.stderr if args.json == "-" else sys.stdout)
+    if args.junit:
+        try:
+            Path(args.junit).write_text(junit_xml(cases(), suite), encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write {args.junit!r}: {exc.strerror or exc}") from None
+
+
 def _add_allow_skips(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--allow-skips",
@@ -325,6 +362,7 @@ def _add_certify_command(subparsers: Any) -> None:
         help="a Hypothesis example database shared between runs and workers",
     )
     _add_allow_skips(parser)
+    _add_ci_outputs(parser, "clause")
     parser.set_defaults(func=_command(_run_certify))
 
 
@@ -422,6 +460,7 @@ def _run_check_tools(args: argparse.Namespace) -> int:
     except (TypeError, ValueError) as exc:
         raise UsageError(describe_exception(exc)) from None
     _emit(args.json, report.to_json(), lambda: report.to_text(verbose=args.verbose))
+    _ci_outputs(args, lambda: tool_cases(report), f"polyloop-conformance check-tools {args.target}")
     return report.exit_status()
 
 
@@ -455,6 +494,7 @@ def add_check_tools_command(subparsers: Any) -> argparse.ArgumentParser:
     _add_json(parser)
     parser.add_argument("--verbose", "-v", action="store_true", help="list passing tools too")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    _add_ci_outputs(parser, "tool and clause")
     parser.set_defaults(func=_command(_run_check_tools))
     return parser
 

@@ -7,9 +7,11 @@ import dataclasses
 import json
 from importlib import metadata
 from pathlib import Path
+from xml.etree import ElementTree
 
 import jsonschema
 import pytest
+from test_engine_cli import ClaimsCompletion
 from zoo.blackbox import black_box_registry
 
 from conformance import certify
@@ -17,6 +19,8 @@ from conformance.cli import load_expected_failures, main
 from conformance.engine import SetUpError
 from conformance.report import ClauseResult, Counterexample, Report, report_schema
 from polyloop import RegistryExecutor, ToolRegistry, ToolSpec
+
+__all__ = ["ClaimsCompletion"]  # certified by name below
 
 
 def make_report(*results: ClauseResult) -> Report:
@@ -315,3 +319,76 @@ def test_11_deciding_there_is_no_scenario_takes_a_bounded_number_of_draws(
     report = certify(RegistryExecutor(registry), registry=registry, only=["V7"])
     assert report.result("V7").status == "skipped"
     assert draws[0] <= 200, draws[0]
+
+
+# --- 16: CI-native output --------------------------------------------------------------------
+
+
+def test_16_certify_junit_has_one_testcase_per_clause_with_the_counterexample(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    junit = tmp_path / "out" / "junit.xml"
+    junit.parent.mkdir()
+    argv = ["certify", f"{__name__}:ClaimsCompletion", "--only", "E1,E7", "--profile", "quick"]
+    status, _, _ = run([*argv, "--junit", str(junit)], capsys)
+    assert status == 1
+    suite = ElementTree.parse(junit).getroot().find("testsuite")
+    assert suite is not None
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("2", "1", "0")
+    cases = {case.get("name", "").split()[0]: case for case in suite.iter("testcase")}
+    assert set(cases) == {"E1", "E7"}
+    assert cases["E1"].find("failure") is None
+    failure = cases["E7"].find("failure")
+    assert failure is not None
+    assert failure.get("message", "").startswith("E7 fail: No completion claim")
+    assert "env_reported_completion is True" in failure.get("message", "")
+    text = failure.text or ""
+    assert "action     {" in text and "reproduce  polyloop-conformance certify" in text
+
+
+def test_16_certify_format_github_is_one_error_per_failed_clause(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["certify", f"{__name__}:ClaimsCompletion", "--only", "E1,E7", "--profile", "quick"]
+    status, out, _ = run([*argv, "--format", "github"], capsys)
+    assert status == 1
+    errors = [line for line in out.splitlines() if line.startswith("::")]
+    assert len(errors) == 1, errors
+    assert errors[0].startswith("::error title=E7 fail::E7 fail: No completion claim")
+    assert "%0Aaction     {" in errors[0]
+    assert out.index("polyloop conformance report") < out.index("::error")
+
+
+def test_16_github_escapes_newlines_percent_and_title_separators() -> None:
+    from conformance.ci_output import Case, github_annotations
+
+    case = Case(suite="s", name="n", status="fail", headline="E4 fail: 100%, a:b", detail="x\ny")
+    assert github_annotations([case]) == "::error title=E4 fail::E4 fail: 100%25, a:b%0Ax%0Ay"
+    title_case = Case(suite="s", name="n", status="error", headline="A,B: c", detail="")
+    assert github_annotations([title_case]) == "::error title=A%2CB::A,B: c"
+
+
+def test_16_check_tools_junit_and_github_per_tool_and_clause(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tools = tmp_path / "tools.json"
+    tools.write_text(
+        json.dumps(
+            [
+                {"name": "good", "parameters": {"type": "object"}},
+                {"name": "bad", "parameters": {"type": "dict"}},
+            ]
+        ),
+        encoding="utf-8",
+    )
+    junit = tmp_path / "junit.xml"
+    argv = ["check-tools", str(tools), "--examples", "0", "-q", "--only", "h1,h2"]
+    status, out, _ = run([*argv, "--junit", str(junit), "--format", "github"], capsys)
+    assert status == 1
+    errors = [line for line in out.splitlines() if line.startswith("::error")]
+    assert len(errors) == 1 and errors[0].startswith("::error title=H2 fail for tool 'bad'::")
+    suite = ElementTree.parse(junit).getroot().find("testsuite")
+    assert suite is not None
+    names = sorted(case.get("name", "") for case in suite.iter("testcase"))
+    assert len(names) == 4 and "H2 bad" in names and "H1 good" in names, names
+    assert suite.get("failures") == "1"
