@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from conformance._core.hypo import DEFAULT_PROFILE, PROFILES
 from conformance._core.limits import EXECUTE_DEADLINE, HANDLER_DEADLINE
@@ -37,6 +38,9 @@ from conformance.ci_output import (
 )
 from conformance.engine import CERTIFIED_CLAUSES, certify, select_clauses
 from polyloop import RegistryExecutor, ToolRegistry, ToolSpec
+
+if TYPE_CHECKING:
+    from hypothesis.database import ExampleDatabase
 
 __all__ = [
     "COMMANDS",
@@ -435,6 +439,42 @@ def _tools_target(target: str) -> object:
     return value
 
 
+def _tools_database(path: str | None) -> ExampleDatabase | None:
+    """No example database unless ``--database DIR`` asks for one, so a check of someone's
+    tools leaves no ``.hypothesis/`` behind in the current directory."""
+    if path is None:
+        return None
+    from hypothesis.database import DirectoryBasedExampleDatabase
+
+    return DirectoryBasedExampleDatabase(path)
+
+
+def _outside_cwd(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """`run` with Hypothesis's storage (its Unicode tables cache, written even when no example
+    database is used) moved to the user's cache directory, unless a database was asked for,
+    ``HYPOTHESIS_STORAGE_DIRECTORY`` is set or the current directory already has a
+    ``.hypothesis/``: checking someone's tools must not leave a directory behind."""
+
+    def command(args: argparse.Namespace) -> int:
+        if (
+            args.database is not None
+            or os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY")
+            or Path(".hypothesis").exists()
+        ):
+            return run(args)
+        from hypothesis import configuration
+
+        before = vars(configuration).get("__hypothesis_home_directory")
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        configuration.set_hypothesis_home_dir(cache / "polyloop" / "hypothesis")
+        try:
+            return run(args)
+        finally:
+            configuration.set_hypothesis_home_dir(before)
+
+    return command
+
+
 def _tool_clause_ids() -> tuple[str, ...]:
     from conformance.toolcheck.report import CLAUSE_IDS
 
@@ -453,6 +493,7 @@ def _run_check_tools(args: argparse.Namespace) -> int:
             profile=args.profile,
             replay=args.replay,
             only=_clause_ids(args.only, "check-tools", _tool_clause_ids()),
+            database=_tools_database(args.database),
             raise_on_failure=False,
             target=args.target,
             progress=None if args.quiet else lambda line: print(line, file=sys.stderr),
@@ -494,8 +535,14 @@ def add_check_tools_command(subparsers: Any) -> argparse.ArgumentParser:
     _add_json(parser)
     parser.add_argument("--verbose", "-v", action="store_true", help="list passing tools too")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    parser.add_argument(
+        "--database",
+        metavar="DIR",
+        help="keep a Hypothesis example database in DIR (failing examples are replayed first "
+        "next time); by default none is kept",
+    )
     _add_ci_outputs(parser, "tool and clause")
-    parser.set_defaults(func=_command(_run_check_tools))
+    parser.set_defaults(func=_command(_outside_cwd(_run_check_tools)))
     return parser
 
 

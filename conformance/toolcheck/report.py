@@ -6,14 +6,19 @@ Re-exported by `conformance.toolcheck`; import them from there. (The executor ha
 
 from __future__ import annotations
 
+import json
+import platform
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
 
 from conformance import catalog
 from conformance._core.data import thaw
 from conformance._core.text import json_text
-from conformance.report import count
+from conformance.report import count, library_versions
+from polyloop import __version__
 
 __all__ = [
     "CLAUSES",
@@ -24,6 +29,7 @@ __all__ = [
     "ToolCheckReport",
     "ToolReport",
     "json_text",
+    "tools_report_schema",
 ]
 
 CLAUSE_IDS: tuple[str, ...] = tuple(
@@ -256,7 +262,17 @@ class ToolCheckReport:
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, object]:
+        """The report as JSON data, valid against `tools_report_schema()`."""
+        versions = {
+            "kit": __version__,
+            "contract": catalog.CONTRACT_VERSION,
+            "python": platform.python_version(),
+            **dict(library_versions()),
+        }
         return {
+            "kit_version": __version__,
+            "contract_version": catalog.CONTRACT_VERSION,
+            "versions": versions,
             "target": self.target,
             "passed": self.passed,
             "examples": self.examples,
@@ -267,3 +283,11 @@ class ToolCheckReport:
             "finding_counts": self.finding_counts(),
             "tools": [report.to_json() for report in self.tools],
         }
+
+
+def tools_report_schema() -> dict[str, Any]:
+    """The published JSON Schema (``conformance/tools-report.schema.json``) that every
+    `ToolCheckReport.to_json()` validates against."""
+    text = resources.files("conformance").joinpath("tools-report.schema.json").read_text("utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema

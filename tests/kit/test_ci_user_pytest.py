@@ -171,3 +171,58 @@ def test_12_the_console_script_and_python_dash_m_resolve_targets_alike(tmp_path:
     for run in done:
         assert run.returncode == 0, run.stderr
         assert "target    localmod:make (white-box)" in run.stdout
+
+
+TOOLS = '[{"name": "t", "parameters": {"type": "object", "properties": {"a": {"type": "string"}}}}]'
+
+
+def test_14_check_tools_leaves_no_hypothesis_directory_and_its_json_has_a_schema(
+    tmp_path: Path,
+) -> None:
+    import json
+
+    import jsonschema
+
+    from conformance.toolcheck.report import tools_report_schema
+    from polyloop import __version__
+
+    work = tmp_path / "project"
+    work.mkdir()
+    (work / "tools.json").write_text(TOOLS)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)
+    command = [sys.executable, "-m", "conformance", "check-tools", "tools.json", "-q"]
+    done = subprocess.run(
+        [*command, "--seed", "3", "--json", "-"],
+        capture_output=True,
+        text=True,
+        cwd=work,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in work.iterdir()) == ["tools.json"]
+    data = json.loads(done.stdout)
+    jsonschema.validate(data, tools_report_schema())
+    assert data["kit_version"] == __version__ and data["seed"] == 3
+    assert "hypothesis" in data["versions"]
+    asked = subprocess.run(
+        [*command, "--database", "db"], capture_output=True, text=True, cwd=work, env=env
+    )
+    assert asked.returncode == 0, asked.stderr  # with a database, Hypothesis may write here
+
+
+def test_14_the_tools_schema_rejects_a_report_without_the_kit_version() -> None:
+    import jsonschema
+
+    from conformance.toolcheck import check_registry
+    from conformance.toolcheck.report import tools_report_schema
+
+    report = check_registry(
+        [{"name": "bad", "parameters": {"type": "dict"}}], examples=0, raise_on_failure=False
+    )
+    data = report.to_json()
+    jsonschema.validate(data, tools_report_schema())
+    del data["kit_version"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(data, tools_report_schema())
