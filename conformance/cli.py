@@ -363,7 +363,9 @@ def _add_certify_command(subparsers: Any) -> None:
     parser.add_argument(
         "--database",
         metavar="DIR",
-        help="a Hypothesis example database shared between runs and workers",
+        help="keep every counterexample in this Hypothesis example database and replay them "
+        "first next time; without --seed each run then takes a fresh random seed (reported), "
+        "with --seed it reproduces that run exactly",
     )
     _add_allow_skips(parser)
     _add_ci_outputs(parser, "clause")

@@ -359,15 +359,29 @@ def _checked_arguments(
     return seed, reasons
 
 
-def _run_settings(profile: str, database: str | None) -> hypothesis.settings:
+def _run_settings(profile: str, database: str | None, replay: bool = True) -> hypothesis.settings:
     settings = hypo.run_settings(hypo.profile_settings(profile))
     if database is not None:
         # Every run is seeded explicitly, so dropping derandomize (which forbids a database)
-        # changes nothing else.
+        # changes nothing else. A run given --seed must reproduce exactly, so it does not
+        # replay what the database holds first (`replay=False`); it still saves what it finds.
+        phases = settings.phases if replay else [p for p in settings.phases if p.name != "reuse"]
         settings = hypothesis.settings(
-            settings, derandomize=False, database=DirectoryBasedExampleDatabase(database)
+            settings,
+            derandomize=False,
+            database=DirectoryBasedExampleDatabase(database),
+            phases=phases,
         )
     return settings
+
+
+def _campaign_seed(seed: int | None, database: str | None) -> int | None:
+    """With an example database and no seed, a fresh random seed: a campaign explores new
+    examples on every run (and replays the database's counterexamples first) instead of
+    repeating the profile's fixed seed."""
+    if seed is None and database is not None:
+        return random.SystemRandom().randrange(2**32)
+    return seed
 
 
 def _reproduce_line(run: _Run, clause_id: str) -> str:
@@ -455,6 +469,7 @@ def _make_run(
     reasons: Mapping[str, str],
     database: str | None,
     runner: DeadlineRunner,
+    replay: bool = True,
 ) -> _Run:
     mode = _check_target(target, registry)
     from conformance.properties import ScenarioSource
@@ -478,7 +493,7 @@ def _make_run(
         seed=seed,
         deadline=deadline,
         reasons=reasons,
-        settings=_run_settings(profile, database),
+        settings=_run_settings(profile, database, replay),
         source=source,
         trial=trial,
     )
@@ -519,15 +534,21 @@ def certify(
     ``fail`` (remove the entry). `deadline` bounds each ``execute`` call in seconds. `progress`
     receives one line per clause as it finishes. `target_name` is how reproduction lines
     name the target (default: derived from `target`). `database` is a directory for a
-    Hypothesis example database shared between runs and workers (every counterexample found is
-    replayed first next time); by default only ``thorough`` keeps one, in ``.hypothesis/``.
+    Hypothesis example database shared between runs and workers: every counterexample found is
+    saved there and replayed first next time, and without a `seed` each run takes a fresh
+    random one (reported) so a campaign keeps exploring; with a `seed` the run reproduces
+    exactly (it saves to the database but does not replay from it). By default only
+    ``thorough`` keeps a database, in ``.hypothesis/``.
     `fail_fast` stops at the first clause that fails or errors; the clauses after it are
     reported ``skipped`` (not run).
 
     Raises ValueError/TypeError for bad arguments (unknown level, profile or clause ID, a
     target that is neither a factory nor an executor); never for what the executor does.
     """
-    seed, reasons = _checked_arguments(profile, deadline, seed, expected_failures)
+    replay = seed is None
+    seed, reasons = _checked_arguments(
+        profile, deadline, _campaign_seed(seed, database), expected_failures
+    )
     selected = select_clauses(level, only)
     runner = LoopThread()
     run = _make_run(
@@ -541,6 +562,7 @@ def certify(
         reasons=reasons,
         database=database,
         runner=runner,
+        replay=replay,
     )
     results: list[ClauseResult] = []
     try:

@@ -12,13 +12,15 @@ from xml.etree import ElementTree
 import jsonschema
 import pytest
 from test_engine_cli import ClaimsCompletion
+from zoo.base import ZooExecutor
 from zoo.blackbox import black_box_registry
+from zoo.broken import NoToolCallExecuted
 
 from conformance import certify
 from conformance.cli import load_expected_failures, main
 from conformance.engine import SetUpError
 from conformance.report import ClauseResult, Counterexample, Report, report_schema
-from polyloop import RegistryExecutor, ToolRegistry, ToolSpec
+from polyloop import Action, ActionOutcome, RegistryExecutor, ToolRegistry, ToolSpec
 
 __all__ = ["ClaimsCompletion"]  # certified by name below
 
@@ -392,3 +394,53 @@ def test_16_check_tools_junit_and_github_per_tool_and_clause(
     names = sorted(case.get("name", "") for case in suite.iter("testcase"))
     assert len(names) == 4 and "H2 bad" in names and "H1 good" in names, names
     assert suite.get("failures") == "1"
+
+
+# --- 13: --database for certify ---------------------------------------------------------------
+
+
+class RareNoToolCallExecuted(NoToolCallExecuted):
+    """Breaks E1 only for code of 40 characters or more: a generated search finds it after a
+    few examples, a replay from the database at once."""
+
+    def no_tool_call_outcome(self, action: Action) -> ActionOutcome:
+        if len(action.code or "") >= 40:
+            return super().no_tool_call_outcome(action)
+        return ZooExecutor.no_tool_call_outcome(self, action)
+
+
+def test_13_with_a_database_runs_are_unseeded_and_replay_counterexamples_first(
+    tmp_path: Path,
+) -> None:
+    db = str(tmp_path / "db")
+    runs = [
+        certify(RareNoToolCallExecuted, only=["E1"], profile="ci", database=db) for _ in range(2)
+    ]
+    assert runs[0].seed != runs[1].seed  # a fresh seed per run (1 in 2**32 to collide)
+    assert [r.result("E1").status for r in runs] == ["fail", "fail"]
+    assert any(Path(db).rglob("*")), "the counterexample was not saved"
+    # The second run found it first thing: its counterexample is the saved, minimal one.
+    assert runs[1].result("E1").examples == 1
+    assert runs[1].result("E1").counterexample == runs[0].result("E1").counterexample
+
+
+def test_13_with_a_database_and_a_seed_runs_reproduce_exactly(tmp_path: Path) -> None:
+    db = str(tmp_path / "db")
+    plain = certify(RareNoToolCallExecuted, only=["E1"], profile="ci", seed=5)
+    assert plain.result("E1").examples > 1  # so a replay from the database would show
+    certify(RareNoToolCallExecuted, only=["E1"], profile="ci", database=db)  # fills it
+    runs = [
+        certify(RareNoToolCallExecuted, only=["E1"], profile="ci", seed=5, database=db)
+        for _ in range(2)
+    ]
+    assert {r.seed for r in runs} == {5}
+    assert [r.result("E1").examples for r in runs] == [plain.result("E1").examples] * 2
+    assert all(r.result("E1").counterexample == plain.result("E1").counterexample for r in runs)
+
+
+def test_13_certify_help_says_what_database_does(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["certify", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "replay them first next time" in text and "without --seed each run" in text
+    assert "shared between runs and workers" not in text
