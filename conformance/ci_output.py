@@ -56,8 +56,10 @@ def _clause_detail(result: ClauseResult) -> str:
         lines += result.message.splitlines()
     example = result.counterexample
     if example is not None:
+        shown = ("tools     ", list(example.tools)) if example.tools is not None else None
+        label, value = shown or ("schema    ", example.schema)
         lines += [
-            f"schema     {json.dumps(_jsonable(example.schema), ensure_ascii=False)}",
+            f"{label} {json.dumps(_jsonable(value), ensure_ascii=False)}",
             f"action     {json.dumps(_jsonable(example.action), ensure_ascii=False)}",
             f"behaviour  {example.behaviour}",
             f"expected   {example.expected}",

@@ -194,6 +194,38 @@ def _hypothesis_test(
     return test
 
 
+PLAIN_SCHEMA: Mapping[str, Any] = {"type": "object"}
+"""The simplest ``parameters``: any object of arguments is valid."""
+
+
+def _plainer_failure(prop: Property, trial: Trial, search: _Search) -> None:
+    """Make the counterexample of a dispatch clause point at the bug, not at a schema.
+
+    Hypothesis shrinks towards the start of the schema pool, where the trap schemas are, so a
+    dispatch failure often shows a draft-07 ``$ref`` schema that has nothing to do with it. If
+    the same actions break the clause with every tool's ``parameters`` replaced by
+    `PLAIN_SCHEMA`, that scenario becomes the counterexample."""
+    import dataclasses
+
+    from conformance.properties import Violation
+
+    if search.failure is None:
+        return
+    scenario, _ = search.failure
+    if all(tool.parameters == PLAIN_SCHEMA for tool in scenario.tools):
+        return
+    plain = dataclasses.replace(
+        scenario,
+        tools=tuple(dataclasses.replace(tool, parameters=PLAIN_SCHEMA) for tool in scenario.tools),
+    )
+    try:
+        prop.check(trial, plain)
+    except Violation as violation:
+        search.failure = (plain, violation)
+    except Exception:  # the plainer scenario shows nothing more: keep the one Hypothesis found
+        return
+
+
 def _search_clause(
     prop: Property,
     source: ScenarioSource,
@@ -224,6 +256,8 @@ def _search_clause(
             verdict=ClauseStatus.ERROR, examples=search.examples, message=str(exc)
         )
     except Violation as violation:
+        if source.white_box and prop.clause.startswith("E"):
+            _plainer_failure(prop, trial, search)
         return search.failed("" if search.failure else violation.message)
     except hypothesis.errors.Flaky:
         return search.failed(

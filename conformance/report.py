@@ -81,8 +81,8 @@ class Counterexample:
     """The minimal scenario Hypothesis found that breaks a clause."""
 
     schema: object
-    """The ``parameters`` of the tool the failing action names (or the registered tool names
-    when it names none of them)."""
+    """The ``parameters`` of the tool the failing action names; None when it names none of
+    the registered tools (then `tools` lists them)."""
     action: object
     """The failing action as JSON: ``{"tool_call": {"name", "arguments"}}`` or
     ``{"code": ...}``; a list of them when the clause needs several (E11, E13)."""
@@ -90,10 +90,13 @@ class Counterexample:
     """What the scripted handler did (``"unknown (black-box)"`` for a black-box run)."""
     expected: str
     actual: str
+    tools: tuple[str, ...] | None = None
+    """The registered tool names, when the failing action names none of them (E1: code)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "schema": _jsonable(self.schema),
+            "tools": None if self.tools is None else list(self.tools),
             "action": _jsonable(self.action),
             "behaviour": self.behaviour,
             "expected": self.expected,
@@ -252,7 +255,9 @@ class Report:
             example = r.counterexample
             if example is not None:
                 lines += [
-                    f"  schema     {_compact(example.schema)}",
+                    f"  tools      {_compact(list(example.tools))}"
+                    if example.tools is not None
+                    else f"  schema     {_compact(example.schema)}",
                     f"  action     {_compact(example.action)}",
                     f"  behaviour  {example.behaviour}",
                     f"  expected   {example.expected}",
@@ -298,14 +303,16 @@ def counterexample(scenario: Scenario, violation: Violation) -> Counterexample:
     step = steps[min(violation.step, len(steps) - 1)]
     call = step.action.tool_call
     schemas = scenario.schemas
-    schema: object
+    schema: object = None
+    tools = None
     if call is not None and call.name in schemas:
         schema = schemas[call.name]
     else:
-        schema = {"registered tools": list(schemas)}
+        tools = tuple(schemas)
     if len(steps) == 1:
         return Counterexample(
             schema=schema,
+            tools=tools,
             action=_action_json(step.action),
             behaviour=_behaviour_text(step),
             expected=violation.expected,
@@ -313,6 +320,7 @@ def counterexample(scenario: Scenario, violation: Violation) -> Counterexample:
         )
     return Counterexample(
         schema=schema,
+        tools=tools,
         action=[_action_json(s.action) for s in steps],
         behaviour="; ".join(f"step {i + 1}: {_behaviour_text(s)}" for i, s in enumerate(steps)),
         expected=violation.expected,

@@ -444,3 +444,39 @@ def test_13_certify_help_says_what_database_does(capsys: pytest.CaptureFixture[s
     text = " ".join(capsys.readouterr().out.split())
     assert "replay them first next time" in text and "without --seed each run" in text
     assert "shared between runs and workers" not in text
+
+
+# --- 17: counterexamples that point at the bug ------------------------------------------------
+
+
+def test_17_a_dispatch_counterexample_uses_the_plain_schema_when_it_shows_the_bug() -> None:
+    from zoo.broken import CatchesValueError
+
+    report = certify(CatchesValueError, only=["E10"], profile="ci")
+    example = report.result("E10").counterexample
+    assert example is not None, report.to_text()
+    assert example.schema == {"type": "object"}, report.to_text()
+    assert "raises ValueError" in example.behaviour
+    assert '  schema     {"type": "object"}' in report.to_text()
+
+
+def test_17_the_plain_schema_is_not_used_when_the_bug_needs_the_schema() -> None:
+    # E2 is about rejecting an invalid call: with {"type": "object"} no call is invalid, so the
+    # plain scenario shows nothing and the counterexample keeps its schema.
+    from zoo.broken import RejectionNotSynthetic
+
+    report = certify(RejectionNotSynthetic, only=["E2"], profile="ci")
+    example = report.result("E2").counterexample
+    assert example is not None, report.to_text()
+    assert example.schema != {"type": "object"}, report.to_text()
+
+
+def test_17_E1_lists_the_tools_instead_of_calling_them_a_schema() -> None:
+    report = certify(NoToolCallExecuted, only=["E1"], profile="ci")
+    example = report.result("E1").counterexample
+    assert example is not None
+    assert example.schema is None and example.tools
+    text = report.to_text()
+    assert "  tools      [" in text and "  schema " not in text
+    assert "registered tools" not in text
+    jsonschema.validate(report.to_json(), report_schema())
