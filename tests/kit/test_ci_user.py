@@ -480,3 +480,15 @@ def test_17_E1_lists_the_tools_instead_of_calling_them_a_schema() -> None:
     assert "  tools      [" in text and "  schema " not in text
     assert "registered tools" not in text
     jsonschema.validate(report.to_json(), report_schema())
+
+
+def test_15_a_tool_contract_failure_starts_with_the_clause_and_the_finding() -> None:
+    from conformance.toolcheck import check_tool
+    from conformance.toolcheck.contract import failure_text
+
+    tool = check_tool({"name": "bad", "parameters": {"type": "dict"}}, examples=0)
+    text = failure_text(tool, "H2")
+    assert text.startswith(
+        "H2 fail for tool 'bad': `dict` is not a JSON Schema type; did you mean `object`?\n"
+    ), text
+    assert "tool 'bad' failed H2" in text
