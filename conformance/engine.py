@@ -211,9 +211,9 @@ def _plainer_failure(prop: Property, trial: Trial, search: _Search) -> None:
 
     if search.failure is None:
         return
-    scenario, _ = search.failure
-    if all(tool.parameters == PLAIN_SCHEMA for tool in scenario.tools):
-        return
+    scenario, found = search.failure
+    if found.stop or all(tool.parameters == PLAIN_SCHEMA for tool in scenario.tools):
+        return  # a hang is not re-run (it would wait out the deadline again)
     plain = dataclasses.replace(
         scenario,
         tools=tuple(dataclasses.replace(tool, parameters=PLAIN_SCHEMA) for tool in scenario.tools),
