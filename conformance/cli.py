@@ -17,18 +17,30 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from conformance._core.hypo import DEFAULT_PROFILE, PROFILES
 from conformance._core.limits import EXECUTE_DEADLINE, HANDLER_DEADLINE
 from conformance._core.target import UsageError, resolve
 from conformance._core.text import describe_exception, escape_name, json_dumps
 from conformance.catalog import LEVELS
-from conformance.engine import certify, select_clauses
+from conformance.ci_output import (
+    FORMATS,
+    Case,
+    certify_cases,
+    github_annotations,
+    junit_xml,
+    tool_cases,
+)
+from conformance.engine import CERTIFIED_CLAUSES, certify, select_clauses
 from polyloop import RegistryExecutor, ToolRegistry, ToolSpec
+
+if TYPE_CHECKING:
+    from hypothesis.database import ExampleDatabase
 
 __all__ = [
     "COMMANDS",
@@ -52,8 +64,9 @@ def load_expected_failures(path: str) -> dict[str, str]:
     """Read an expected-failures file: clause ID -> reason.
 
     JSON: ``{"E4": "reason", ...}``, ``[{"id": "E4", "reason": "..."}]``, or either under an
-    ``"expected_failures"`` key. Otherwise one entry per line, ``E4: reason`` (``#`` starts a
-    comment). Every entry needs a reason."""
+    ``"expected_failures"`` key. Otherwise one entry per line, ``E4: reason``; a line whose first
+    non-blank character is ``#`` is a comment, and a ``#`` anywhere else belongs to the reason
+    (``E12: tracked in #123``). Every entry needs a reason."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
@@ -65,8 +78,8 @@ def load_expected_failures(path: str) -> dict[str, str]:
         data = None
     if data is None:
         for number, raw in enumerate(text.splitlines(), start=1):
-            line = raw.split("#", 1)[0].strip()
-            if not line:
+            line = raw.strip()
+            if not line or line.startswith("#"):
                 continue
             clause, _, reason = line.replace(":", " ", 1).partition(" ")
             if not reason.strip():
@@ -134,7 +147,7 @@ def _target(args: argparse.Namespace) -> tuple[Any, ToolRegistry | None, str]:
 def _run_certify(args: argparse.Namespace) -> int:
     target, registry, name = _target(args)
     reasons = load_expected_failures(args.expected_failures) if args.expected_failures else None
-    only = _clause_ids(args.only)
+    only = _clause_ids(args.only, "certify", CERTIFIED_CLAUSES)
     try:
         select_clauses(args.level, only)
     except ValueError as exc:
@@ -166,7 +179,8 @@ def _run_certify(args: argparse.Namespace) -> int:
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None
     _emit(args.json, report.to_json(), lambda: report.to_text(), indent=2)
-    return report.exit_status()
+    _ci_outputs(args, lambda: certify_cases(report), f"polyloop-conformance certify {name}")
+    return report.exit_status(allow_skips=args.allow_skips)
 
 
 def _emit(json_path: str | None, data: object, text: Callable[[], str], *, indent: int = 1) -> None:
@@ -183,9 +197,35 @@ def _emit(json_path: str | None, data: object, text: Callable[[], str], *, inden
             raise UsageError(f"cannot write {json_path!r}: {exc.strerror or exc}") from None
 
 
-def _clause_ids(text: str | None) -> list[str] | None:
-    """``--only`` as a list of clause IDs (commas or spaces separate them); None when absent."""
-    return [part for part in (text or "").replace(",", " ").split() if part] or None
+def _clause_ids(text: str | None, command: str, checkable: Sequence[str]) -> list[str] | None:
+    """``--only`` as a list of clause IDs (commas or spaces separate them, any case); None when
+    absent. A `UsageError` for an empty list, or an ID `command` cannot check (with the closest
+    IDs it can check)."""
+    if text is None:
+        return None
+    ids = [part.upper() for part in text.replace(",", " ").split() if part]
+    if not ids:
+        raise UsageError(
+            f"--only needs at least one clause ID (commas or spaces between them), got {text!r}; "
+            f"{command} checks {', '.join(checkable)}"
+        )
+    for clause_id in ids:
+        if clause_id not in checkable:
+            raise UsageError(_unknown_clause(clause_id, command, checkable))
+    return ids
+
+
+def _unknown_clause(clause_id: str, command: str, checkable: Sequence[str]) -> str:
+    from difflib import get_close_matches
+
+    from conformance import catalog
+
+    listed = f"{command} checks {', '.join(checkable)}"
+    if clause_id in {clause.id for clause in catalog.CLAUSES}:
+        return f"--only: {command} does not check {clause_id}; {listed}"
+    close = get_close_matches(clause_id, checkable, n=3, cutoff=0.5)
+    hint = f"; did you mean {' or '.join(close)}?" if close else ""
+    return f"--only: unknown clause ID {clause_id!r}{hint} ({listed})"
 
 
 def _positive(text: str) -> float:
@@ -242,6 +282,43 @@ def _add_deadline(parser: argparse.ArgumentParser, default: float, what: str) ->
     )
 
 
+def _add_ci_outputs(parser: argparse.ArgumentParser, case: str) -> None:
+    parser.add_argument(
+        "--junit",
+        metavar="PATH",
+        help=f"also write a JUnit XML report to PATH: one testcase per {case}, the failure "
+        "text is the counterexample",
+    )
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="text",
+        help=f"github: after the text report, one ::error annotation per failed {case}",
+    )
+
+
+def _ci_outputs(args: argparse.Namespace, cases: Callable[[], Sequence[Case]], suite: str) -> None:
+    """``--junit PATH`` and ``--format github``, after the report itself was written."""
+    if args.format == "github":
+        annotations = github_annotations(cases())
+        if annotations:  # GitHub reads both streams; keep `--json -` output pure JSON
+            print(annotations, file=sys.stderr if args.json == "-" else sys.stdout)
+    if args.junit:
+        try:
+            Path(args.junit).write_text(junit_xml(cases(), suite), encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write {args.junit!r}: {exc.strerror or exc}") from None
+
+
+def _add_allow_skips(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--allow-skips",
+        action="store_true",
+        help="exit 0 even when every selected clause was skipped, or a black-box run could not "
+        "check E6 (by default such a run checked nothing and exits 1)",
+    )
+
+
 def _add_certify_command(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "certify",
@@ -284,8 +361,12 @@ def _add_certify_command(subparsers: Any) -> None:
     parser.add_argument(
         "--database",
         metavar="DIR",
-        help="a Hypothesis example database shared between runs and workers",
+        help="keep every counterexample in this Hypothesis example database and replay them "
+        "first next time; without --seed each run then takes a fresh random seed (reported), "
+        "with --seed it reproduces that run exactly",
     )
+    _add_allow_skips(parser)
+    _add_ci_outputs(parser, "clause")
     parser.set_defaults(func=_command(_run_certify))
 
 
@@ -358,6 +439,48 @@ def _tools_target(target: str) -> object:
     return value
 
 
+def _tools_database(path: str | None) -> ExampleDatabase | None:
+    """No example database unless ``--database DIR`` asks for one, so a check of someone's
+    tools leaves no ``.hypothesis/`` behind in the current directory."""
+    if path is None:
+        return None
+    from hypothesis.database import DirectoryBasedExampleDatabase
+
+    return DirectoryBasedExampleDatabase(path)
+
+
+def _outside_cwd(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """`run` with Hypothesis's storage (its Unicode tables cache, written even when no example
+    database is used) moved to the user's cache directory, unless a database was asked for,
+    ``HYPOTHESIS_STORAGE_DIRECTORY`` is set or the current directory already has a
+    ``.hypothesis/``: checking someone's tools must not leave a directory behind."""
+
+    def command(args: argparse.Namespace) -> int:
+        if (
+            args.database is not None
+            or os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY")
+            or Path(".hypothesis").exists()
+        ):
+            return run(args)
+        from hypothesis import configuration
+
+        before = vars(configuration).get("__hypothesis_home_directory")
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        configuration.set_hypothesis_home_dir(cache / "polyloop" / "hypothesis")
+        try:
+            return run(args)
+        finally:
+            configuration.set_hypothesis_home_dir(before)
+
+    return command
+
+
+def _tool_clause_ids() -> tuple[str, ...]:
+    from conformance.toolcheck.report import CLAUSE_IDS
+
+    return tuple(CLAUSE_IDS)
+
+
 def _run_check_tools(args: argparse.Namespace) -> int:
     from conformance.toolcheck import check_registry
 
@@ -369,7 +492,8 @@ def _run_check_tools(args: argparse.Namespace) -> int:
             seed=args.seed,
             profile=args.profile,
             replay=args.replay,
-            only=_clause_ids(args.only),
+            only=_clause_ids(args.only, "check-tools", _tool_clause_ids()),
+            database=_tools_database(args.database),
             raise_on_failure=False,
             target=args.target,
             progress=None if args.quiet else lambda line: print(escape_name(line), file=sys.stderr),
@@ -377,6 +501,7 @@ def _run_check_tools(args: argparse.Namespace) -> int:
     except (TypeError, ValueError) as exc:
         raise UsageError(describe_exception(exc)) from None
     _emit(args.json, report.to_json(), lambda: report.to_text(verbose=args.verbose))
+    _ci_outputs(args, lambda: tool_cases(report), f"polyloop-conformance check-tools {args.target}")
     return report.exit_status()
 
 
@@ -410,7 +535,14 @@ def add_check_tools_command(subparsers: Any) -> argparse.ArgumentParser:
     _add_json(parser)
     parser.add_argument("--verbose", "-v", action="store_true", help="list passing tools too")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
-    parser.set_defaults(func=_command(_run_check_tools))
+    parser.add_argument(
+        "--database",
+        metavar="DIR",
+        help="keep a Hypothesis example database in DIR (failing examples are replayed first "
+        "next time); by default none is kept",
+    )
+    _add_ci_outputs(parser, "tool and clause")
+    parser.set_defaults(func=_command(_outside_cwd(_run_check_tools)))
     return parser
 
 

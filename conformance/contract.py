@@ -21,8 +21,10 @@ counterexample and a reproduction line. The pytest plugin's ``--conformance-prof
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 from collections.abc import Callable, Mapping
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 
@@ -31,7 +33,9 @@ from conformance._core.clause_tests import add_clause_tests
 from conformance._core.limits import EXECUTE_DEADLINE
 from conformance._core.options import contract_options
 from conformance._core.text import slug
-from conformance.engine import CERTIFIED_CLAUSES, certify
+from conformance.catalog import LEVELS
+from conformance.engine import CERTIFIED_CLAUSES, SetUpError, certify
+from conformance.report import ClauseResult, Report
 from polyloop import ActionExecutor, ToolRegistry
 
 __all__ = ["ExecutorContract"]
@@ -54,6 +58,19 @@ class ExecutorContract:
         """Return a fresh executor serving `registry` (override this)."""
         raise NotImplementedError
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Check the class attributes when the class is created, so a wrong set-up is one
+        error at collection instead of a failure per clause; and on a ``core`` class, leave
+        out the tests of strict clauses (rather than collect and skip them)."""
+        super().__init_subclass__(**kwargs)
+        _check_set_up(cls)
+        for clause_id in CERTIFIED_CLAUSES:
+            clause = catalog.get(clause_id)
+            if clause.level != "core":
+                name = _test_name(clause)
+                # None: pytest collects nothing; a strict subclass of a core class gets them back.
+                setattr(cls, name, None if cls.level == "core" else ExecutorContract.__dict__[name])
+
     def _check_clause(self, clause_id: str, request: pytest.FixtureRequest) -> None:
         cls = type(self)
         if cls.make_executor is ExecutorContract.make_executor:
@@ -69,8 +86,18 @@ class ExecutorContract:
         clause = catalog.get(clause_id)
         if level == "core" and clause.level != "core":
             pytest.skip(f"{clause_id} is a strict ([H]) clause and the level is core")
+        try:
+            report = self._certify(clause_id, level, profile, seed, options.database)
+        except SetUpError as exc:
+            pytest.fail(f"{cls.__name__}: {exc}", pytrace=False)
+        self._judge(report, clause_id, request, profile, options.level)
+
+    def _certify(
+        self, clause_id: str, level: str, profile: str, seed: int | None, database: str | None
+    ) -> Report:
+        cls = type(self)
         reasons = {k: v for k, v in cls.expected_failures.items() if k == clause_id}
-        report = certify(
+        return certify(
             cls.make_executor,
             level=level,
             profile=profile,
@@ -78,16 +105,82 @@ class ExecutorContract:
             only=[clause_id],
             expected_failures=reasons or None,
             deadline=cls.deadline,
-            database=options.database,
+            database=database,
             target_name=f"{cls.__module__}:{cls.__qualname__}.make_executor",
         )
+
+    def _judge(
+        self,
+        report: Report,
+        clause_id: str,
+        request: pytest.FixtureRequest,
+        profile: str,
+        level_option: str | None,
+    ) -> None:
         result = report.result(clause_id)
         if result.status == "skipped":
             pytest.skip(result.message or "skipped")
         if result.status == "xfail":
             pytest.xfail(result.expected_failure or "expected failure")
         if result.status != "pass":
-            pytest.fail(report.to_text(), pytrace=False)
+            rerun = pytest_reproduce_line(request.node.nodeid, report.seed, profile, level_option)
+            pytest.fail(
+                failure_text(report, dataclasses.replace(result, reproduce=rerun)), pytrace=False
+            )
+
+
+def pytest_reproduce_line(nodeid: str, seed: int, profile: str, level: str | None) -> str:
+    """The pytest command that reruns one generated test with the same seed and profile."""
+    line = f"pytest '{nodeid}' --conformance-seed {seed} --conformance-profile {profile}"
+    return line if level is None else f"{line} --conformance-level {level}"
+
+
+def failure_text(report: Report, result: ClauseResult) -> str:
+    """A failed test's message: first the clause and its one-line verdict (what a JUnit page
+    shows), then the report with `result` in it."""
+    lines = (result.message or "").strip().splitlines()
+    first = lines[0] if lines else result.status
+    head = f"{result.id} {result.status}: {result.title}: {first}"
+    return head + "\n\n" + dataclasses.replace(report, results=(result,)).to_text()
+
+
+def _check_set_up(cls: type[ExecutorContract]) -> None:
+    """TypeError/ValueError naming what is wrong with a contract class's attributes."""
+    name = cls.__qualname__
+    if cls.level not in LEVELS:
+        raise ValueError(
+            f"{name}.level is {cls.level!r}; choose one of {', '.join(repr(x) for x in LEVELS)}"
+        )
+    reasons = cls.expected_failures
+    if not isinstance(reasons, Mapping):
+        raise TypeError(f"{name}.expected_failures must be a dict of clause ID -> reason")
+    for clause_id, reason in reasons.items():
+        if clause_id not in CERTIFIED_CLAUSES:
+            raise ValueError(
+                f"{name}.expected_failures names {clause_id!r}, which is not a clause the "
+                f"contract tests check; they check {', '.join(CERTIFIED_CLAUSES)}"
+            )
+        if not isinstance(reason, str) or not reason.strip():
+            raise ValueError(f"{name}.expected_failures[{clause_id!r}] needs a reason (a string)")
+    declared = cls.__dict__.get("make_executor")
+    if inspect.isfunction(declared) and _takes_self(declared):
+        raise TypeError(
+            f"{name}.make_executor is a plain method; declare it with @staticmethod "
+            "(it receives only the registry: `def make_executor(registry)`)"
+        )
+
+
+def _takes_self(function: Callable[..., Any]) -> bool:
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return bool(positional) and (positional[0].name in ("self", "cls") or len(positional) >= 2)
+
+
+def _test_name(clause: catalog.Clause) -> str:
+    return f"test_{clause.id}_{slug(clause.title)}"
 
 
 def _clause_test(clause_id: str) -> Callable[[ExecutorContract, pytest.FixtureRequest], None]:
@@ -101,6 +194,6 @@ add_clause_tests(
     ExecutorContract,
     CERTIFIED_CLAUSES,
     _clause_test,
-    name=lambda clause: f"test_{clause.id}_{slug(clause.title)}",
+    name=_test_name,
     doc=lambda clause: f"{clause.id} ({clause.level}): {clause.title}.\n\n{clause.summary}",
 )

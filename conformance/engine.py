@@ -43,7 +43,40 @@ if TYPE_CHECKING:
 # when certify runs, not when this module is: the pytest plugin imports the package at pytest
 # start-up, where loading Hypothesis's Unicode tables is not allowed.
 
-__all__ = ["CERTIFIED_CLAUSES", "LEVELS", "ClauseStatus", "certify", "select_clauses"]
+__all__ = ["CERTIFIED_CLAUSES", "LEVELS", "ClauseStatus", "SetUpError", "certify", "select_clauses"]
+
+
+class SetUpError(ValueError):
+    """The run could not check anything because of how it was set up (a factory that fails on
+    every call) or a defect in the kit: one message, not an error per clause. A ValueError, so
+    the CLI reports it in one line with exit status 2."""
+
+
+_FACTORY_FAILED = ("the factory raised ", "the factory returned ")
+_KIT_FAILED = "the kit failed while checking this clause: "
+
+
+def _set_up_problem(results: Iterable[ClauseResult]) -> str | None:
+    """What made the whole run meaningless, if anything: a kit defect in any clause, or a
+    factory that failed in every clause that ran."""
+    ran = [r for r in results if r.status != "skipped"]
+    for r in ran:
+        if r.message and r.message.startswith(_KIT_FAILED):
+            detail = r.message.removeprefix(_KIT_FAILED)
+            return (
+                f"the kit failed while checking {r.id} (a bug in the kit, please report it "
+                f"with this line and the reproduce command): {detail}"
+            )
+    factory = [r for r in ran if r.message and r.message.startswith(_FACTORY_FAILED)]
+    if ran and len(factory) == len(ran) and all(r.status in ("error", "xfail") for r in ran):
+        first = (factory[0].message or "").splitlines()[0]
+        return (
+            f"{first}, in every clause ({', '.join(r.id for r in ran)}): nothing was checked. "
+            "The target must be a factory that returns an executor for any ToolRegistry "
+            "(try calling it once yourself with a ToolRegistry)"
+        )
+    return None
+
 
 CERTIFIED_CLAUSES: tuple[str, ...] = tuple(
     clause.id for clause in catalog.CLAUSES if clause.section in ("validation", "dispatch")
@@ -161,6 +194,38 @@ def _hypothesis_test(
     return test
 
 
+PLAIN_SCHEMA: Mapping[str, Any] = {"type": "object"}
+"""The simplest ``parameters``: any object of arguments is valid."""
+
+
+def _plainer_failure(prop: Property, trial: Trial, search: _Search) -> None:
+    """Make the counterexample of a dispatch clause point at the bug, not at a schema.
+
+    Hypothesis shrinks towards the start of the schema pool, where the trap schemas are, so a
+    dispatch failure often shows a draft-07 ``$ref`` schema that has nothing to do with it. If
+    the same actions break the clause with every tool's ``parameters`` replaced by
+    `PLAIN_SCHEMA`, that scenario becomes the counterexample."""
+    import dataclasses
+
+    from conformance.properties import Violation
+
+    if search.failure is None:
+        return
+    scenario, found = search.failure
+    if found.stop or all(tool.parameters == PLAIN_SCHEMA for tool in scenario.tools):
+        return  # a hang is not re-run (it would wait out the deadline again)
+    plain = dataclasses.replace(
+        scenario,
+        tools=tuple(dataclasses.replace(tool, parameters=PLAIN_SCHEMA) for tool in scenario.tools),
+    )
+    try:
+        prop.check(trial, plain)
+    except Violation as violation:
+        search.failure = (plain, violation)
+    except Exception:  # the plainer scenario shows nothing more: keep the one Hypothesis found
+        return
+
+
 def _search_clause(
     prop: Property,
     source: ScenarioSource,
@@ -191,6 +256,8 @@ def _search_clause(
             verdict=ClauseStatus.ERROR, examples=search.examples, message=str(exc)
         )
     except Violation as violation:
+        if source.white_box and prop.clause.startswith("E"):
+            _plainer_failure(prop, trial, search)
         return search.failed("" if search.failure else violation.message)
     except hypothesis.errors.Flaky:
         return search.failed(
@@ -217,6 +284,58 @@ def _search_clause(
             verdict=ClauseStatus.SKIPPED, examples=search.examples, message=reason
         )
     return _ClauseOutcome(verdict=ClauseStatus.PASS, examples=search.examples)
+
+
+_PROBE_ATTEMPTS = 40
+"""How many scenario draws `_no_scenario` tries before deciding a registry offers none."""
+
+
+class _ProbeDone(Exception):
+    def __init__(self, found: bool) -> None:
+        super().__init__("found" if found else "gave up")
+        self.found = found
+
+
+def _no_scenario(prop: Property, source: ScenarioSource, seed: int) -> str | None:
+    """Why `prop` can have no scenario on this black-box registry, or None.
+
+    Hypothesis only gives up on a strategy that rejects every draw after hundreds of draws
+    (seconds for V7 and E14 on a registry whose schemas allow no call beyond the subset), so
+    this counts draws itself and stops after `_PROBE_ATTEMPTS`: a scenario that appears less
+    often than that on a registry is skipped rather than checked."""
+    inner = prop.scenarios(source)
+    misses = [0]
+
+    @hypothesis.strategies.composite
+    def attempt(draw: hypothesis.strategies.DrawFn) -> Scenario | None:
+        # A rejected draw becomes None here, so the test below sees (and counts) it.
+        try:
+            return draw(inner)
+        except hypothesis.errors.UnsatisfiedAssumption:
+            return None
+
+    def found(scenario: Scenario | None) -> None:
+        if scenario is not None:
+            raise _ProbeDone(found=True)
+        misses[0] += 1
+        if misses[0] >= _PROBE_ATTEMPTS:
+            raise _ProbeDone(found=False)
+
+    probe = hypothesis.settings(
+        max_examples=_PROBE_ATTEMPTS,
+        phases=[hypothesis.Phase.generate],
+        database=None,
+        deadline=None,
+        suppress_health_check=list(hypothesis.HealthCheck),
+        report_multiple_bugs=False,
+    )(hypothesis.seed(seed)(given(attempt())(found)))
+    try:
+        probe()
+    except _ProbeDone as done:
+        return None if done.found else "no scenario could be generated from the registry's schemas"
+    except hypothesis.errors.Unsatisfiable:
+        return "no scenario could be generated from the registry's schemas"
+    return None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -274,15 +393,29 @@ def _checked_arguments(
     return seed, reasons
 
 
-def _run_settings(profile: str, database: str | None) -> hypothesis.settings:
+def _run_settings(profile: str, database: str | None, replay: bool = True) -> hypothesis.settings:
     settings = hypo.run_settings(hypo.profile_settings(profile))
     if database is not None:
         # Every run is seeded explicitly, so dropping derandomize (which forbids a database)
-        # changes nothing else.
+        # changes nothing else. A run given --seed must reproduce exactly, so it does not
+        # replay what the database holds first (`replay=False`); it still saves what it finds.
+        phases = settings.phases if replay else [p for p in settings.phases if p.name != "reuse"]
         settings = hypothesis.settings(
-            settings, derandomize=False, database=DirectoryBasedExampleDatabase(database)
+            settings,
+            derandomize=False,
+            database=DirectoryBasedExampleDatabase(database),
+            phases=phases,
         )
     return settings
+
+
+def _campaign_seed(seed: int | None, database: str | None) -> int | None:
+    """With an example database and no seed, a fresh random seed: a campaign explores new
+    examples on every run (and replays the database's counterexamples first) instead of
+    repeating the profile's fixed seed."""
+    if seed is None and database is not None:
+        return random.SystemRandom().randrange(2**32)
+    return seed
 
 
 def _reproduce_line(run: _Run, clause_id: str) -> str:
@@ -303,6 +436,10 @@ def _outcome(run: _Run, prop: Property) -> _ClauseOutcome:
     inapplicable = None if black_box_aim is None else run.source.inapplicable(black_box_aim)
     if inapplicable is not None:
         return _ClauseOutcome(verdict=ClauseStatus.SKIPPED, examples=0, message=inapplicable)
+    if run.mode == "black-box":
+        missing = _no_scenario(prop, run.source, run.seed)
+        if missing is not None:
+            return _ClauseOutcome(verdict=ClauseStatus.SKIPPED, examples=0, message=missing)
     run.trial.cancellations = 0
     try:
         return _search_clause(prop, run.source, run.trial, run.settings, run.seed, run.name)
@@ -366,6 +503,7 @@ def _make_run(
     reasons: Mapping[str, str],
     database: str | None,
     runner: DeadlineRunner,
+    replay: bool = True,
 ) -> _Run:
     mode = _check_target(target, registry)
     from conformance.properties import ScenarioSource
@@ -389,7 +527,7 @@ def _make_run(
         seed=seed,
         deadline=deadline,
         reasons=reasons,
-        settings=_run_settings(profile, database),
+        settings=_run_settings(profile, database, replay),
         source=source,
         trial=trial,
     )
@@ -430,15 +568,21 @@ def certify(
     ``fail`` (remove the entry). `deadline` bounds each ``execute`` call in seconds. `progress`
     receives one line per clause as it finishes. `target_name` is how reproduction lines
     name the target (default: derived from `target`). `database` is a directory for a
-    Hypothesis example database shared between runs and workers (every counterexample found is
-    replayed first next time); by default only ``thorough`` keeps one, in ``.hypothesis/``.
+    Hypothesis example database shared between runs and workers: every counterexample found is
+    saved there and replayed first next time, and without a `seed` each run takes a fresh
+    random one (reported) so a campaign keeps exploring; with a `seed` the run reproduces
+    exactly (it saves to the database but does not replay from it). By default only
+    ``thorough`` keeps a database, in ``.hypothesis/``.
     `fail_fast` stops at the first clause that fails or errors; the clauses after it are
     reported ``skipped`` (not run).
 
     Raises ValueError/TypeError for bad arguments (unknown level, profile or clause ID, a
     target that is neither a factory nor an executor); never for what the executor does.
     """
-    seed, reasons = _checked_arguments(profile, deadline, seed, expected_failures)
+    replay = seed is None
+    seed, reasons = _checked_arguments(
+        profile, deadline, _campaign_seed(seed, database), expected_failures
+    )
     selected = select_clauses(level, only)
     runner = LoopThread()
     run = _make_run(
@@ -452,6 +596,7 @@ def certify(
         reasons=reasons,
         database=database,
         runner=runner,
+        replay=replay,
     )
     results: list[ClauseResult] = []
     try:
@@ -470,6 +615,9 @@ def certify(
                 )
     finally:
         runner.close()
+    problem = _set_up_problem(results)
+    if problem is not None:
+        raise SetUpError(problem)
     return Report(
         kit_version=__version__,
         contract_version=catalog.CONTRACT_VERSION,

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
-from importlib import resources
+from dataclasses import dataclass, field
+from importlib import metadata, resources
 from typing import TYPE_CHECKING, Any
 
 from conformance._core.data import thaw
@@ -24,9 +24,37 @@ __all__ = [
     "ClauseResult",
     "Counterexample",
     "Report",
+    "count",
     "counterexample",
+    "library_versions",
     "report_schema",
 ]
+
+LIBRARIES = ("hypothesis", "hypothesis-jsonschema", "jsonschema")
+"""The distributions a result depends on besides the kit and Python: the same seed gives the
+same examples only with the same versions of these."""
+
+
+def count(n: int, noun: str) -> str:
+    """``1 clause``, ``2 clauses``: `n` and `noun`, plural unless `n` is 1."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def library_versions() -> tuple[tuple[str, str], ...]:
+    """``(distribution, version)`` for each of `LIBRARIES` (``"not installed"`` when absent)."""
+    found = []
+    for name in LIBRARIES:
+        try:
+            version = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            version = "not installed"
+        found.append((name, version))
+    return tuple(found)
+
+
+BLACK_BOX_EXPECTED = ("E6",)
+"""Clauses the README promises a black-box run checks even though the kit scripts no handler:
+a black-box run that skips one has not certified what it says."""
 
 STATUSES = ("pass", "fail", "error", "xfail", "skipped")
 """``pass``; ``fail`` (the executor broke the clause, or an expected failure now passes);
@@ -53,8 +81,8 @@ class Counterexample:
     """The minimal scenario Hypothesis found that breaks a clause."""
 
     schema: object
-    """The ``parameters`` of the tool the failing action names (or the registered tool names
-    when it names none of them)."""
+    """The ``parameters`` of the tool the failing action names; None when it names none of
+    the registered tools (then `tools` lists them)."""
     action: object
     """The failing action as JSON: ``{"tool_call": {"name", "arguments"}}`` or
     ``{"code": ...}``; a list of them when the clause needs several (E11, E13)."""
@@ -62,10 +90,13 @@ class Counterexample:
     """What the scripted handler did (``"unknown (black-box)"`` for a black-box run)."""
     expected: str
     actual: str
+    tools: tuple[str, ...] | None = None
+    """The registered tool names, when the failing action names none of them (E1: code)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "schema": _jsonable(self.schema),
+            "tools": None if self.tools is None else list(self.tools),
             "action": _jsonable(self.action),
             "behaviour": self.behaviour,
             "expected": self.expected,
@@ -121,6 +152,18 @@ class Report:
     results: tuple[ClauseResult, ...]
     mode: str = "white-box"
     """``white-box`` (a factory; the kit scripts the handlers) or ``black-box``."""
+    libraries: tuple[tuple[str, str], ...] = field(default_factory=library_versions)
+    """The versions of the libraries the result depends on (`LIBRARIES`)."""
+
+    def versions(self) -> dict[str, str]:
+        """Everything a rerun must match to reproduce this result: kit, contract, Python and
+        the libraries that generate the examples."""
+        return {
+            "kit": self.kit_version,
+            "contract": self.contract_version,
+            "python": self.python,
+            **dict(self.libraries),
+        }
 
     @property
     def passed(self) -> bool:
@@ -140,9 +183,32 @@ class Report:
         known = ", ".join(r.id for r in self.results) or "none"
         raise ValueError(f"this report has no result for {clause_id!r}; it has: {known}")
 
-    def exit_status(self) -> int:
-        """0 when every selected clause passed (xfail and skipped count as passed), else 1."""
-        return 0 if self.passed else 1
+    def exit_status(self, *, allow_skips: bool = False) -> int:
+        """0 when every selected clause passed (xfail and skipped count as passed), else 1; also
+        1 when the run checked nothing it was meant to (`unchecked`) unless `allow_skips`."""
+        if not self.passed:
+            return 1
+        return 1 if self.unchecked() is not None and not allow_skips else 0
+
+    def unchecked(self) -> str | None:
+        """Why a run that failed nothing still certifies nothing, or None: every selected
+        clause was skipped, or a black-box run skipped a clause black-box mode is meant to
+        check (`BLACK_BOX_EXPECTED`)."""
+        if not self.results:
+            return None
+        if all(r.status == "skipped" for r in self.results):
+            ids = ", ".join(r.id for r in self.results)
+            return f"every selected clause was skipped ({ids}), so nothing was checked"
+        if self.mode == "black-box":
+            missed = [
+                r for r in self.results if r.id in BLACK_BOX_EXPECTED and r.status == "skipped"
+            ]
+            if missed:
+                return "; ".join(
+                    f"{r.id} was skipped, though black-box mode is meant to check it ({r.message})"
+                    for r in missed
+                )
+        return None
 
     def counts(self) -> dict[str, int]:
         return {status: sum(r.status == status for r in self.results) for status in STATUSES}
@@ -157,7 +223,9 @@ class Report:
             "profile": self.profile,
             "seed": self.seed,
             "python": self.python,
+            "versions": self.versions(),
             "passed": self.passed,
+            "unchecked": self.unchecked(),
             "counts": self.counts(),
             "results": [result.to_json() for result in self.results],
         }
@@ -171,8 +239,7 @@ class Report:
             "polyloop conformance report",
             f"target    {e(self.target)} ({self.mode})",
             f"level     {self.level}   profile {self.profile}   seed {self.seed}",
-            f"versions  kit {self.kit_version}   contract {self.contract_version}   "
-            f"python {self.python}",
+            "versions  " + "   ".join(f"{name} {v}" for name, v in self.versions().items()),
             "",
             f"{'clause':<7}{'status':<9}{'examples':>8}{'seconds':>9}  title",
         ]
@@ -192,7 +259,9 @@ class Report:
             example = r.counterexample
             if example is not None:
                 lines += [
-                    f"  schema     {e(_compact(example.schema))}",
+                    f"  tools      {e(_compact(list(example.tools)))}"
+                    if example.tools is not None
+                    else f"  schema     {e(_compact(example.schema))}",
                     f"  action     {e(_compact(example.action))}",
                     f"  behaviour  {e(example.behaviour)}",
                     f"  expected   {e(example.expected)}",
@@ -203,7 +272,15 @@ class Report:
         counts = self.counts()
         summary = ", ".join(f"{n} {status}" for status, n in counts.items() if n)
         verdict = "PASSED" if self.passed else "FAILED"
-        lines += ["", f"{verdict}: {len(self.results)} clauses ({summary or 'none selected'})"]
+        unchecked = self.unchecked() if self.passed else None
+        if unchecked is not None:
+            verdict = "NOT CERTIFIED"
+        lines += [
+            "",
+            f"{verdict}: {count(len(self.results), 'clause')} ({summary or 'none selected'})",
+        ]
+        if unchecked is not None:
+            lines.append(f"{unchecked} (--allow-skips accepts this)")
         return "\n".join(lines)
 
 
@@ -230,14 +307,16 @@ def counterexample(scenario: Scenario, violation: Violation) -> Counterexample:
     step = steps[min(violation.step, len(steps) - 1)]
     call = step.action.tool_call
     schemas = scenario.schemas
-    schema: object
+    schema: object = None
+    tools = None
     if call is not None and call.name in schemas:
         schema = schemas[call.name]
     else:
-        schema = {"registered tools": list(schemas)}
+        tools = tuple(schemas)
     if len(steps) == 1:
         return Counterexample(
             schema=schema,
+            tools=tools,
             action=_action_json(step.action),
             behaviour=_behaviour_text(step),
             expected=violation.expected,
@@ -245,6 +324,7 @@ def counterexample(scenario: Scenario, violation: Violation) -> Counterexample:
         )
     return Counterexample(
         schema=schema,
+        tools=tools,
         action=[_action_json(s.action) for s in steps],
         behaviour="; ".join(f"step {i + 1}: {_behaviour_text(s)}" for i, s in enumerate(steps)),
         expected=violation.expected,

@@ -18,10 +18,13 @@ def add_clause_tests(
     doc: Callable[[catalog.Clause], str],
 ) -> None:
     """Set ``make(id)`` on `cls` for every clause ID, named and documented from its catalog row,
-    so a clause added to the catalog gets its test without an edit here."""
+    so a clause added to the catalog gets its test without an edit here. Each test carries the
+    ``conformance`` marker (with its clause ID), so ``-m "not conformance"`` deselects them."""
+    import pytest
+
     for clause_id in clause_ids:
         clause = catalog.get(clause_id)
         test: Any = make(clause_id)
         test.__name__ = test.__qualname__ = name(clause)
         test.__doc__ = doc(clause)
-        setattr(cls, test.__name__, test)
+        setattr(cls, test.__name__, pytest.mark.conformance(clause=clause_id)(test))

@@ -20,9 +20,9 @@ from conformance._core.text import slug
 from conformance.toolcheck.clauses import check_one
 from conformance.toolcheck.engine import INHERIT, run_settings
 from conformance.toolcheck.inputs import Tool, as_items, normalise
-from conformance.toolcheck.report import CLAUSE_IDS
+from conformance.toolcheck.report import CLAUSE_IDS, ToolReport
 
-__all__ = ["ToolContract", "test_name"]
+__all__ = ["ToolContract", "failure_text", "test_name"]
 
 
 class ToolContract:
@@ -85,7 +85,15 @@ class ToolContract:
         if status == "skipped":
             pytest.skip(f"{clause}: {report.reasons[clause]}")
         if status == "fail":
-            pytest.fail(report.summary(), pytrace=False)
+            pytest.fail(failure_text(report, clause), pytrace=False)
+
+
+def failure_text(report: ToolReport, clause: str) -> str:
+    """A failed test's message: first the clause, the tool and the first finding (what a JUnit
+    page shows), then the tool's full summary."""
+    findings = report.findings_for(clause)
+    verdict = f"{findings[0].message}; {findings[0].fix}" if findings else "failed"
+    return f"{clause} fail for tool {report.tool!r}: {verdict}\n\n{report.summary()}"
 
 
 _TEST_NAMES = {

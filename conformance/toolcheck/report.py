@@ -6,13 +6,19 @@ Re-exported by `conformance.toolcheck`; import them from there. (The executor ha
 
 from __future__ import annotations
 
+import json
+import platform
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
 
 from conformance import catalog
 from conformance._core.data import thaw
 from conformance._core.text import escape_name, json_text
+from conformance.report import count, library_versions
+from polyloop import __version__
 
 __all__ = [
     "CLAUSES",
@@ -23,6 +29,7 @@ __all__ = [
     "ToolCheckReport",
     "ToolReport",
     "json_text",
+    "tools_report_schema",
 ]
 
 CLAUSE_IDS: tuple[str, ...] = tuple(
@@ -235,12 +242,13 @@ class ToolCheckReport:
 
     def to_text(self, *, verbose: bool = False) -> str:
         mode = (
-            f"{self.examples} examples per tool, deadline {self.deadline:g}s"
+            f"{count(self.examples, 'example')} per tool, deadline {self.deadline:g}s"
             if self.examples
             else "schema checks only (no generation)"
         )
         seed = "" if self.seed is None else f", seed {self.seed}"
-        lines = [f"check-tools {escape_name(self.target)}: {len(self.tools)} tools, {mode}{seed}"]
+        tools = count(len(self.tools), "tool")
+        lines = [f"check-tools {escape_name(self.target)}: {tools}, {mode}{seed}"]
         for report in self.tools:
             stats = report.handler_stats
             if verbose or not report.passed or (stats is not None and stats.raised):
@@ -257,12 +265,22 @@ class ToolCheckReport:
         passed = sum(report.passed for report in self.tools)
         lines += [
             "",
-            f"{len(self.tools)} tools: {passed} passed, {len(self.tools) - passed} failed",
+            f"{count(len(self.tools), 'tool')}: {passed} passed, {len(self.tools) - passed} failed",
         ]
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, object]:
+        """The report as JSON data, valid against `tools_report_schema()`."""
+        versions = {
+            "kit": __version__,
+            "contract": catalog.CONTRACT_VERSION,
+            "python": platform.python_version(),
+            **dict(library_versions()),
+        }
         return {
+            "kit_version": __version__,
+            "contract_version": catalog.CONTRACT_VERSION,
+            "versions": versions,
             "target": self.target,
             "passed": self.passed,
             "examples": self.examples,
@@ -273,3 +291,11 @@ class ToolCheckReport:
             "finding_counts": self.finding_counts(),
             "tools": [report.to_json() for report in self.tools],
         }
+
+
+def tools_report_schema() -> dict[str, Any]:
+    """The published JSON Schema (``conformance/tools-report.schema.json``) that every
+    `ToolCheckReport.to_json()` validates against."""
+    text = resources.files("conformance").joinpath("tools-report.schema.json").read_text("utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema

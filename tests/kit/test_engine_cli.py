@@ -93,7 +93,7 @@ def test_json_on_stdout(capsys: pytest.CaptureFixture[str]) -> None:
         (["certify", "polyloop:NoSuchFactory"], "has no attribute 'NoSuchFactory'"),
         (["certify", "polyloop.tools"], "is not module:attr"),
         (["certify", "polyloop:__version__"], "is a str"),
-        (["certify", "--only", "E1,E99"], "unknown contract clause 'E99'"),
+        (["certify", "--only", "E1,E99"], "unknown clause ID 'E99'"),
         (["certify", "--only", "S1"], "certify does not check"),
         (["certify", "--level", "core", "--only", "E11"], "not checked at level core"),
         (["certify", "--profile", "fastest"], "invalid choice"),
