@@ -33,6 +33,7 @@ from conformance._core.limits import EXECUTE_DEADLINE
 from conformance._core.text import describe_exception
 from conformance._runner import TargetError, Trial
 from conformance.catalog import LEVELS
+from conformance.oracle import UnresolvedReference
 from conformance.report import ClauseResult, Counterexample, Report, counterexample
 from polyloop import ToolRegistry, __version__
 
@@ -335,6 +336,10 @@ def _no_scenario(prop: Property, source: ScenarioSource, seed: int) -> str | Non
         return None if done.found else "no scenario could be generated from the registry's schemas"
     except hypothesis.errors.Unsatisfiable:
         return "no scenario could be generated from the registry's schemas"
+    except Exception:
+        # Generation itself failed (e.g. a schema the kit refuses to resolve): not "no
+        # scenario" — the clause's own run meets the same error and reports it as `error`.
+        return None
     return None
 
 
@@ -443,6 +448,8 @@ def _outcome(run: _Run, prop: Property) -> _ClauseOutcome:
     run.trial.cancellations = 0
     try:
         return _search_clause(prop, run.source, run.trial, run.settings, run.seed, run.name)
+    except UnresolvedReference as exc:  # a schema the kit refuses to resolve: not a kit bug
+        return _ClauseOutcome(verdict=ClauseStatus.ERROR, examples=0, message=str(exc))
     except Exception as exc:  # a defect in the kit itself: report, don't crash
         message = f"the kit failed while checking this clause: {describe_exception(exc)}"
         return _ClauseOutcome(verdict=ClauseStatus.ERROR, examples=0, message=message)
