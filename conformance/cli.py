@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import platform
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -26,9 +27,10 @@ from conformance._core.hypo import DEFAULT_PROFILE, PROFILES
 from conformance._core.limits import EXECUTE_DEADLINE, HANDLER_DEADLINE
 from conformance._core.target import UsageError, resolve
 from conformance._core.text import describe_exception
-from conformance.catalog import LEVELS
-from conformance.engine import certify, select_clauses
-from polyloop import RegistryExecutor, ToolRegistry, ToolSpec
+from conformance.catalog import CONTRACT_VERSION, LEVELS
+from conformance.engine import _checked_arguments, select_clauses
+from conformance.report import Report
+from polyloop import RegistryExecutor, ToolRegistry, ToolSpec, __version__
 
 __all__ = [
     "COMMANDS",
@@ -132,41 +134,128 @@ def _target(args: argparse.Namespace) -> tuple[Any, ToolRegistry | None, str]:
 
 
 def _run_certify(args: argparse.Namespace) -> int:
-    target, registry, name = _target(args)
+    """Certify in a child process watched by this one (`conformance._core.supervise`): this
+    process imports nothing of the target; it owns stdout/stderr, the report and the clock."""
+    from conformance._core.supervise import certify_in_child
+
+    if args.target is None and args.registry is not None:
+        raise UsageError("--registry needs an executor target (module:attr)")
     reasons = load_expected_failures(args.expected_failures) if args.expected_failures else None
     only = _clause_ids(args.only)
     try:
-        select_clauses(args.level, only)
+        selected = select_clauses(args.level, only)
+        seed, checked = _checked_arguments(args.profile, args.deadline, args.seed, reasons)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    _check_json_path(args.json)
+    name = args.target or "polyloop:RegistryExecutor"
+    line = _ProgressLine()
 
-    def progress(line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
-
-    mode = "black-box" if registry is not None else "white-box"
-    progress(
-        f"certifying {name} ({mode}), level {args.level}, profile {args.profile}"
-        + (f", seed {args.seed}" if args.seed is not None else "")
-    )
-    try:
-        report = certify(
-            target,
-            registry=registry,
-            level=args.level,
-            profile=args.profile,
-            seed=args.seed,
-            only=only,
-            expected_failures=reasons,
-            deadline=args.deadline,
-            progress=progress,
-            target_name=name,
-            database=args.database,
-            fail_fast=args.fail_fast,
+    def ready(name: str, mode: str) -> None:
+        line.say(
+            f"certifying {name} ({mode}), level {args.level}, profile {args.profile}"
+            + (f", seed {args.seed}" if args.seed is not None else "")
         )
-    except (ValueError, TypeError) as exc:
-        raise UsageError(str(exc)) from None
-    _emit(args.json, report.to_json(), lambda: report.to_text(), indent=2)
+
+    request = {
+        "command": "certify",
+        "target": args.target,
+        "registry": args.registry,
+        "level": args.level,
+        "profile": args.profile,
+        "seed": seed,
+        "reasons": checked,
+        "deadline": args.deadline,
+        "database": args.database,
+        "fail_fast": args.fail_fast,
+    }
+    run = certify_in_child(
+        request,
+        selected,
+        name=name,
+        timeout=args.timeout,
+        ready=ready,
+        started=lambda clause, index, total: line.start(f"[{index:>2}/{total}] {clause:<4} ... "),
+        finished=lambda result, index, total: line.finish(
+            f"[{index:>2}/{total}] {result.id:<4} ... {result.status} "
+            f"({result.examples} examples, {result.seconds:.1f}s)"
+        ),
+    )
+    if run.problem is not None and (run.mode == "usage" or not run.results):
+        raise UsageError(run.problem)
+    order = {clause: index for index, clause in enumerate(selected)}
+    report = Report(
+        kit_version=__version__,
+        contract_version=CONTRACT_VERSION,
+        target=run.name,
+        level=args.level,
+        profile=args.profile,
+        seed=seed,
+        python=platform.python_version(),
+        results=tuple(sorted(run.results, key=lambda r: order[r.id])),
+        mode=run.mode,
+    )
+    _emit(args.json, report.to_json(), lambda: report.to_text() + _output_summary(report), indent=2)
+    if run.problem is not None:
+        return _usage_error(run.problem)
     return report.exit_status()
+
+
+class _ProgressLine:
+    """Progress on stderr: the clause being checked before it runs, then its result. On a
+    terminal the result replaces the "checking" line; otherwise each is its own line."""
+
+    def __init__(self) -> None:
+        self._tty = sys.stderr.isatty()
+
+    def say(self, text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    def start(self, text: str) -> None:
+        if self._tty:
+            print(f"\r\x1b[K{text}", end="", file=sys.stderr, flush=True)
+        else:
+            print(f"{text}checking", file=sys.stderr, flush=True)
+
+    def finish(self, text: str) -> None:
+        print(f"\r\x1b[K{text}" if self._tty else text, file=sys.stderr, flush=True)
+
+
+def _output_summary(report: Report, lines_per_clause: int = 5) -> str:
+    """The target's captured output, a few lines per clause (all of it is in the JSON)."""
+    parts: list[str] = []
+    for result in report.results:
+        if not result.output:
+            continue
+        lines = result.output.splitlines()
+        shown = [_printable(line)[:200] for line in lines[:lines_per_clause]]
+        more = f" (first {lines_per_clause} shown; --json keeps it all)" if len(lines) > 5 else ""
+        parts += ["", f"target output during {result.id}: {len(lines)} lines{more}"]
+        parts += [f"  | {line}" for line in shown]
+    return "\n".join(parts)
+
+
+def _printable(text: str) -> str:
+    """Target output as one safe line: control characters and lone surrogates escaped, so it
+    can neither move the cursor nor forge report lines."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
+
+def _check_json_path(path: str | None) -> None:
+    """Issue 11.8: an unwritable ``--json PATH`` is a usage error before the run, not after."""
+    if not path or path == "-":
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"cannot write --json {path!r}: it is a directory")
+    existed = target.exists()
+    try:
+        with target.open("a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"cannot write --json {path!r}: {exc.strerror or exc}") from None
+    if not existed:
+        target.unlink(missing_ok=True)
 
 
 def _emit(json_path: str | None, data: object, text: Callable[[], str], *, indent: int = 1) -> None:
@@ -175,7 +264,7 @@ def _emit(json_path: str | None, data: object, text: Callable[[], str], *, inden
     if json_path == "-":
         print(json.dumps(data, indent=indent, ensure_ascii=False))
         return
-    print(text())
+    print(text(), flush=True)  # before the JSON: a failed write must not lose the report
     if json_path:
         try:
             Path(json_path).write_text(
@@ -244,6 +333,17 @@ def _add_deadline(parser: argparse.ArgumentParser, default: float, what: str) ->
     )
 
 
+def _add_timeout(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--timeout",
+        type=_positive,
+        default=None,
+        metavar="SECONDS",
+        help="limit for the whole run, by the watchdog's clock (default: none); a run that "
+        "reaches it reports what it checked and exits 2",
+    )
+
+
 def _add_certify_command(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "certify",
@@ -288,6 +388,7 @@ def _add_certify_command(subparsers: Any) -> None:
         metavar="DIR",
         help="a Hypothesis example database shared between runs and workers",
     )
+    _add_timeout(parser)
     parser.set_defaults(func=_command(_run_certify))
 
 

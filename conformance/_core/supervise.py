@@ -1,0 +1,193 @@
+"""`certify` from the command line: the checks run in a child process, the parent watches.
+
+One child serves the whole run. When it dies, exits or stops reporting, the clause in progress
+is reported ``error`` naming what happened, and a fresh child takes the clauses still to run.
+A child that ends before it has even imported the target is a set-up error (exit 2): there is
+no report to give. What the target writes to stdout/stderr is kept per clause
+(`ClauseResult.output`), never shown between the progress lines.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from conformance import catalog
+from conformance._core.limits import EXECUTE_DEADLINE, GRACE
+from conformance._core.watchdog import OUTPUT_LIMIT, Child, Ended, Output, Watch
+from conformance.report import ClauseResult, Counterexample
+
+__all__ = ["Supervised", "certify_in_child", "clause_from_json"]
+
+
+def clause_from_json(data: Mapping[str, Any]) -> ClauseResult:
+    """The `ClauseResult` a child sent (`ClauseResult.to_json` read back)."""
+    example = data.get("counterexample")
+    return ClauseResult(
+        id=data["id"],
+        title=data["title"],
+        level=data["level"],
+        status=data["status"],
+        examples=data["examples"],
+        seconds=data["seconds"],
+        message=data.get("message"),
+        counterexample=None if example is None else Counterexample(**example),
+        reproduce=data.get("reproduce"),
+        expected_failure=data.get("expected_failure"),
+    )
+
+
+@dataclass(kw_only=True)
+class Supervised:
+    """What a supervised run produced."""
+
+    name: str
+    mode: str
+    results: list[ClauseResult] = field(default_factory=list)
+    problem: str | None = None
+    """Why the run could not finish (exit 2): set-up died, or ``--timeout``."""
+
+
+@dataclass(kw_only=True)
+class _Captured:
+    """Target output per clause (``""``: before any clause)."""
+
+    texts: dict[str, list[str]] = field(default_factory=dict)
+    sizes: dict[str, int] = field(default_factory=dict)
+
+    def add(self, clause: str, text: str) -> None:
+        size = self.sizes.get(clause, 0)
+        self.sizes[clause] = size + len(text)
+        if size < OUTPUT_LIMIT:
+            self.texts.setdefault(clause, []).append(text[: OUTPUT_LIMIT - size])
+
+    def take(self, clause: str) -> str | None:
+        parts = self.texts.pop(clause, None)
+        if parts is None:
+            return None
+        size = self.sizes.pop(clause, 0)
+        text = "".join(parts)
+        if size > len(text):
+            text += f"\n... ({size - len(text)} more characters not kept)"
+        return text
+
+
+def _reproduce(request: Mapping[str, Any], name: str, clause_id: str) -> str:
+    line = (
+        f"polyloop-conformance certify {name} --level {request['level']} --profile "
+        f"{request['profile']} --seed {request['seed']} --only {clause_id}"
+    )
+    if request["deadline"] != EXECUTE_DEADLINE:
+        line += f" --deadline {request['deadline']:g}"
+    return line
+
+
+def _synthetic(
+    request: Mapping[str, Any], name: str, clause_id: str, status: str, message: str, seconds: float
+) -> ClauseResult:
+    clause = catalog.get(clause_id)
+    reason = request["reasons"].get(clause_id)
+    if reason is not None and status == "error":
+        status = "xfail"
+    return ClauseResult(
+        id=clause_id,
+        title=clause.title,
+        level=clause.level,
+        status=status,
+        examples=0,
+        seconds=seconds,
+        message=message,
+        reproduce=_reproduce(request, name, clause_id) if status != "skipped" else None,
+        expected_failure=reason,
+    )
+
+
+def certify_in_child(
+    request: dict[str, Any],
+    selected: tuple[str, ...],
+    *,
+    name: str,
+    timeout: float | None,
+    ready: Callable[[str, str], None],
+    started: Callable[[str, int, int], None],
+    finished: Callable[[ClauseResult, int, int], None],
+) -> Supervised:
+    """Run `request` (the child's ``certify`` request, without ``only``) clause by clause."""
+    run = Supervised(name=name, mode="black-box" if request["registry"] else "white-box")
+    captured = _Captured()
+    position = {clause: index for index, clause in enumerate(selected, start=1)}
+    remaining = list(selected)
+    until = None if timeout is None else time.monotonic() + timeout
+    silence = 2 * (float(request["deadline"]) + GRACE) + 10.0
+
+    def record(result: ClauseResult) -> None:
+        output = captured.take(result.id)
+        run.results.append(replace(result, output=output) if output else result)
+        remaining.remove(result.id)
+        finished(run.results[-1], position[result.id], len(selected))
+
+    announced = False
+    while remaining:
+        child = Child({**request, "only": list(remaining), "path": list(sys.path)})
+        current: str | None = None
+        is_ready = done = False
+        fatal: str | None = None
+        ended: Ended | None = None
+        clock = time.monotonic()
+        try:
+            for item in child.events(Watch(silence=silence, deadline=until, timeout=timeout)):
+                if isinstance(item, Output):
+                    captured.add(current or "", item.text)
+                elif isinstance(item, Ended):
+                    ended = item
+                elif item.kind == "usage":
+                    run.problem, run.mode = str(item.data["message"]), "usage"
+                    return run
+                elif item.kind == "ready":
+                    is_ready = True
+                    run.name, run.mode = str(item.data["name"]), str(item.data["mode"])
+                    if not announced:
+                        ready(run.name, run.mode)
+                        announced = True
+                elif item.kind == "start":
+                    current, clock = str(item.data["clause"]), time.monotonic()
+                    started(current, position[current], len(selected))
+                elif item.kind == "result":
+                    record(clause_from_json(item.data["result"]))
+                    current = None
+                elif item.kind == "fatal":
+                    fatal = str(item.data["message"])
+                elif item.kind == "done":
+                    done = True
+                    break
+        finally:
+            child.kill()  # also on Ctrl-C: nothing the target started outlives the run
+        for item in child.pending_output():
+            captured.add(current or "", item.text)
+        if done:
+            break
+        why = fatal or (ended.reason if ended else "the child process ended")
+        if child.tail and not fatal:
+            why += "; its last output: " + " | ".join(child.tail[-3:])
+        if not is_ready:
+            run.problem = f"{why}, while importing and setting up {name}"
+            return run
+        victim = current or remaining[0]
+        where = "while checking" if current else "before it started checking"
+        message = f"{why}, {where} {victim}"
+        record(_synthetic(request, run.name, victim, "error", message, time.monotonic() - clock))
+        if ended is not None and ended.timed_out:
+            run.problem = f"{ended.reason} (stopped in {victim})"
+            for clause_id in list(remaining):
+                record(
+                    _synthetic(request, run.name, clause_id, "skipped", "not run: --timeout", 0.0)
+                )
+            break
+        if request["fail_fast"]:
+            for clause_id in list(remaining):
+                note = f"not run: --fail-fast stopped at {victim}"
+                record(_synthetic(request, run.name, clause_id, "skipped", note, 0.0))
+    return run
