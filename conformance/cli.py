@@ -19,12 +19,13 @@ import argparse
 import json
 import platform
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
 from conformance._core.hypo import DEFAULT_PROFILE, PROFILES
-from conformance._core.limits import EXECUTE_DEADLINE, HANDLER_DEADLINE
+from conformance._core.limits import EXECUTE_DEADLINE, HANDLER_DEADLINE, TOOL_TIMEOUT
 from conformance._core.target import UsageError, resolve
 from conformance._core.text import describe_exception
 from conformance.catalog import CONTRACT_VERSION, LEVELS
@@ -462,25 +463,65 @@ def _tools_target(target: str) -> object:
 
 
 def _run_check_tools(args: argparse.Namespace) -> int:
-    from conformance.toolcheck import check_registry
+    """check-tools one tool at a time in a child process watched by this one: a tool whose
+    checks hang (a ReDoS pattern, a huge enum) costs that tool, never the run."""
+    from conformance._core.supervise import check_tools_in_child
+    from conformance.toolcheck.api import select_tool_clauses
+    from conformance.toolcheck.report import ToolCheckReport
 
+    only = _clause_ids(args.only)
     try:
-        report = check_registry(
-            _tools_target(args.target),
-            examples=args.examples,
-            deadline=args.deadline,
-            seed=args.seed,
-            profile=args.profile,
-            replay=args.replay,
-            only=_clause_ids(args.only),
-            raise_on_failure=False,
-            target=args.target,
-            progress=None if args.quiet else lambda line: print(line, file=sys.stderr),
-        )
-    except (TypeError, ValueError) as exc:
+        chosen = select_tool_clauses(only)
+    except ValueError as exc:
         raise UsageError(describe_exception(exc)) from None
-    _emit(args.json, report.to_json(), lambda: report.to_text(verbose=args.verbose))
-    return report.exit_status()
+    _check_json_path(args.json)
+    started = time.monotonic()
+    request = {
+        "command": "check-tools",
+        "target": args.target,
+        "examples": args.examples,
+        "deadline": args.deadline,
+        "seed": args.seed,
+        "profile": args.profile,
+        "replay": args.replay,
+        "only": only,
+    }
+    run = check_tools_in_child(
+        request,
+        only=chosen,
+        tool_limit=args.tool_timeout,
+        timeout=args.timeout,
+        progress=None if args.quiet else lambda line: print(line, file=sys.stderr, flush=True),
+    )
+    if run.problem is not None and (run.usage or not run.reports):
+        raise UsageError(run.problem)
+    report = ToolCheckReport(
+        target=args.target,
+        tools=tuple(run.reports),
+        examples=run.examples,
+        deadline=run.deadline,
+        seed=args.seed,
+        seconds=time.monotonic() - started,
+    )
+    gave_up = "".join(
+        f"\ngave up on tool {_printable(label)!r} after {args.tool_timeout:g}s"
+        for label in run.gave_up
+    )
+    _emit(args.json, report.to_json(), lambda: report.to_text(verbose=args.verbose) + gave_up)
+    if run.problem is not None:
+        return _usage_error(run.problem)
+    return max(report.exit_status(), 1 if run.gave_up else 0)
+
+
+def _add_tool_timeout(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--tool-timeout",
+        type=_positive,
+        default=TOOL_TIMEOUT,
+        metavar="SECONDS",
+        help="limit for checking one tool, by the watchdog's clock; a tool that reaches it is "
+        f"reported 'gave up' and the run goes on (default {TOOL_TIMEOUT:g})",
+    )
 
 
 def add_check_tools_command(subparsers: Any) -> argparse.ArgumentParser:
@@ -513,6 +554,8 @@ def add_check_tools_command(subparsers: Any) -> argparse.ArgumentParser:
     _add_json(parser)
     parser.add_argument("--verbose", "-v", action="store_true", help="list passing tools too")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    _add_tool_timeout(parser)
+    _add_timeout(parser)
     parser.set_defaults(func=_command(_run_check_tools))
     return parser
 

@@ -114,7 +114,46 @@ def _certify(request: dict[str, Any], channel: Channel) -> None:
     channel.send("done", mode=report.mode, target=report.target)
 
 
-COMMANDS: dict[str, Callable[[dict[str, Any], Channel], None]] = {"certify": _certify}
+def _check_tools(request: dict[str, Any], channel: Channel) -> None:
+    """One tool at a time from ``request["first"]`` on, each streamed as its `ToolReport`."""
+    from conformance import cli
+    from conformance.toolcheck.api import _tools_name, select_tool_clauses
+    from conformance.toolcheck.clauses import check_one
+    from conformance.toolcheck.engine import INHERIT, run_settings
+    from conformance.toolcheck.inputs import as_items, normalise
+
+    try:
+        tools = cli._tools_target(request["target"])
+        chosen = select_tool_clauses(request["only"])
+        run = run_settings(
+            request["examples"], request["deadline"], request["seed"], INHERIT, request["profile"]
+        )
+        items, registry = as_items(tools)
+        normalised = normalise(items, registry)
+    except cli.UsageError as exc:
+        channel.send("usage", message=str(exc))
+        return
+    except (TypeError, ValueError) as exc:
+        channel.send("usage", message=describe_exception(exc))
+        return
+    channel.send(
+        "ready",
+        labels=[tool.label for tool in normalised],
+        name=_tools_name(tools, len(normalised)),
+        examples=run.examples,
+        deadline=run.deadline,
+    )
+    for index in range(request["first"], len(normalised)):
+        channel.send("start", index=index)
+        report = check_one(normalised[index], chosen, run, request["replay"])
+        channel.send("result", index=index, report=report.to_json())
+    channel.send("done")
+
+
+COMMANDS: dict[str, Callable[[dict[str, Any], Channel], None]] = {
+    "certify": _certify,
+    "check-tools": _check_tools,
+}
 
 
 def main(argv: list[str]) -> None:

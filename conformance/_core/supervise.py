@@ -19,8 +19,16 @@ from conformance import catalog
 from conformance._core.limits import EXECUTE_DEADLINE, GRACE
 from conformance._core.watchdog import OUTPUT_LIMIT, Child, Ended, Output, Watch
 from conformance.report import ClauseResult, Counterexample
+from conformance.toolcheck.report import CLAUSE_IDS, Finding, HandlerStats, ToolReport
 
-__all__ = ["Supervised", "certify_in_child", "clause_from_json"]
+__all__ = [
+    "Supervised",
+    "ToolsSupervised",
+    "certify_in_child",
+    "check_tools_in_child",
+    "clause_from_json",
+    "tool_report_from_json",
+]
 
 
 def clause_from_json(data: Mapping[str, Any]) -> ClauseResult:
@@ -191,3 +199,118 @@ def certify_in_child(
                 note = f"not run: --fail-fast stopped at {victim}"
                 record(_synthetic(request, run.name, clause_id, "skipped", note, 0.0))
     return run
+
+
+# --- check-tools ---------------------------------------------------------------------------------
+
+
+def tool_report_from_json(data: Mapping[str, Any]) -> ToolReport:
+    """The `ToolReport` a child sent (`ToolReport.to_json` read back)."""
+    stats = data.get("handler_stats")
+    return ToolReport(
+        tool=data["tool"],
+        statuses=dict(data["statuses"]),
+        reasons=dict(data["reasons"]),
+        findings=tuple(
+            Finding(**{key: value for key, value in finding.items()})
+            for finding in data["findings"]
+        ),
+        examples=data["examples"],
+        handler_stats=None if stats is None else HandlerStats(**stats),
+        seconds=data["seconds"],
+    )
+
+
+@dataclass(kw_only=True)
+class ToolsSupervised:
+    """What a supervised check-tools run produced."""
+
+    name: str = ""
+    examples: int = 0
+    deadline: float = 0.0
+    reports: list[ToolReport] = field(default_factory=list)
+    gave_up: list[str] = field(default_factory=list)
+    """Labels of the tools whose check did not finish in time."""
+    problem: str | None = None
+    usage: bool = False
+
+
+def check_tools_in_child(
+    request: dict[str, Any],
+    *,
+    only: frozenset[str],
+    tool_limit: float,
+    timeout: float | None,
+    progress: Callable[[str], None] | None,
+) -> ToolsSupervised:
+    """check-tools one tool at a time in a child; a tool that does not finish within
+    `tool_limit` seconds (a ReDoS pattern, a huge enum) is reported "gave up after N s" and a
+    fresh child goes on with the next tool."""
+    run = ToolsSupervised()
+    until = None if timeout is None else time.monotonic() + timeout
+    silence = 2 * (float(request["deadline"]) + GRACE) + 10.0
+    labels: list[str] = []
+    first = 0
+    while True:
+        child = Child({**request, "first": first, "path": list(sys.path)})
+        watch = Watch(silence=silence, deadline=until, timeout=timeout, budget=tool_limit)
+        current: int | None = None
+        done = False
+        ended: Ended | None = None
+        fatal: str | None = None
+        try:
+            for item in child.events(watch):
+                if isinstance(item, Ended):
+                    ended = item
+                elif isinstance(item, Output):
+                    continue  # a tool's handler printing: not the report's business here
+                elif item.kind == "usage":
+                    run.problem, run.usage = str(item.data["message"]), True
+                    return run
+                elif item.kind == "ready":
+                    labels = [str(label) for label in item.data["labels"]]
+                    run.name = str(item.data["name"])
+                    run.examples = int(item.data["examples"])
+                    run.deadline = float(item.data["deadline"])
+                elif item.kind == "start":
+                    current = int(item.data["index"])
+                    watch.budget_until = time.monotonic() + tool_limit
+                    if progress is not None:
+                        progress(f"[{current + 1}/{len(labels)}] {labels[current]}")
+                elif item.kind == "result":
+                    run.reports.append(tool_report_from_json(item.data["report"]))
+                    current, watch.budget_until = None, None
+                elif item.kind == "fatal":
+                    fatal = str(item.data["message"])
+                elif item.kind == "done":
+                    done = True
+                    break
+        finally:
+            child.kill()
+        if done:
+            return run
+        why = fatal or (ended.reason if ended else "the child process ended")
+        if not labels:
+            run.problem = f"{why}, while loading the tools"
+            return run
+        index = current if current is not None else len(run.reports)
+        run.reports.append(
+            ToolReport(
+                tool=labels[index],
+                statuses={clause: "skipped" for clause in CLAUSE_IDS if clause in only},
+                reasons={
+                    clause: f"{why} while checking this tool (a pattern with nested "
+                    "quantifiers, a huge enum or a handler that never returns?)"
+                    for clause in CLAUSE_IDS
+                    if clause in only
+                },
+                seconds=tool_limit,
+            )
+        )
+        run.gave_up.append(labels[index])
+        if ended is not None and ended.timed_out:
+            run.problem = f"{ended.reason} (stopped at tool {labels[index]!r})"
+            return run
+        first = index + 1
+        if first >= len(labels):
+            return run

@@ -82,6 +82,9 @@ class Watch:
     deadline: float | None = None
     """`time.monotonic()` by which the whole run must end (``--timeout``), or None."""
     timeout: float | None = None
+    budget_until: float | None = None
+    """`time.monotonic()` by which the item in progress (one tool) must end, or None."""
+    budget: float = 0.0
     last_message: float = field(default_factory=time.monotonic)
     call_since: float | None = None
     call_limit: float = 0.0
@@ -103,6 +106,8 @@ class Watch:
                 reason=f"the run did not finish within --timeout {self.timeout:g}s",
                 timed_out=True,
             )
+        if self.budget_until is not None and now > self.budget_until:
+            return Ended(reason=f"gave up after {self.budget:g}s", stalled=True)
         if self.call_since is not None and now - self.call_since > self.call_limit:
             return Ended(
                 reason=f"a call into the target did not return within {self.call_limit:g}s by "
