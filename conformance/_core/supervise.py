@@ -294,19 +294,7 @@ def check_tools_in_child(
             run.problem = f"{why}, while loading the tools"
             return run
         index = current if current is not None else len(run.reports)
-        run.reports.append(
-            ToolReport(
-                tool=labels[index],
-                statuses={clause: "skipped" for clause in CLAUSE_IDS if clause in only},
-                reasons={
-                    clause: f"{why} while checking this tool (a pattern with nested "
-                    "quantifiers, a huge enum or a handler that never returns?)"
-                    for clause in CLAUSE_IDS
-                    if clause in only
-                },
-                seconds=tool_limit,
-            )
-        )
+        run.reports.append(_gave_up(labels[index], why, only, tool_limit))
         run.gave_up.append(labels[index])
         if ended is not None and ended.timed_out:
             run.problem = f"{ended.reason} (stopped at tool {labels[index]!r})"
@@ -314,3 +302,27 @@ def check_tools_in_child(
         first = index + 1
         if first >= len(labels):
             return run
+
+
+def _gave_up(label: str, why: str, only: frozenset[str], limit: float) -> ToolReport:
+    """A tool whose checks did not finish: a failing finding (a run that did not finish never
+    passes), on H4 when it was asked for (generation and validation are where hostile schemas
+    hang), the other clauses skipped."""
+    selected = [clause for clause in CLAUSE_IDS if clause in only]
+    clause = "H4" if "H4" in selected else selected[0]
+    finding = Finding(
+        clause=clause,
+        tool=label,
+        path="parameters",
+        code="gave-up",
+        message=f"{why} while checking this tool",
+        fix="simplify the schema (a pattern with nested quantifiers, a huge enum) or the "
+        "handler, or raise --tool-timeout",
+    )
+    return ToolReport(
+        tool=label,
+        statuses={c: "fail" if c == clause else "skipped" for c in selected},
+        reasons={c: f"not checked: {why}" for c in selected if c != clause},
+        findings=(finding,),
+        seconds=limit,
+    )

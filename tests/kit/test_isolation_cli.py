@@ -207,3 +207,35 @@ def test_ctrl_c_exits_130_says_interrupted_and_reports_nothing() -> None:
         for child in children:  # the child's whole group was killed with it
             with pytest.raises(ProcessLookupError):
                 os.kill(child, 0)
+
+
+def check_tools(*argv: str) -> tuple[int, str, str]:
+    with _started(["check-tools", *argv]) as process:
+        out, err = process.communicate(timeout=LIMIT)
+        return process.returncode, out, err
+
+
+def test_H4_a_tool_whose_checks_hang_gives_up_and_the_run_goes_on() -> None:
+    started = time.monotonic()
+    status, out, err = check_tools(
+        str(HERE / "hostile" / "redos_tools.json"),
+        "--tool-timeout",
+        "6",
+        "--seed",
+        "0",
+        "--json",
+        "-",
+    )
+    assert time.monotonic() - started < 60
+    assert status == 1
+    tools = {tool["tool"]: tool for tool in json.loads(out)["tools"]}
+    assert tools["redos"]["statuses"]["H4"] == "fail"
+    assert "gave up after 6s" in tools["redos"]["findings"][0]["message"]
+    assert tools["fine"]["passed"] is True and tools["fine"]["examples"] > 0
+    assert "[2/2] fine" in err  # the next tool ran, in a fresh child
+
+
+def test_a_tools_factory_that_calls_sys_exit_is_exit_2() -> None:
+    status, out, err = check_tools("hostile.tools_factory_exits:make_tools")
+    assert status == 2 and out == ""
+    assert "SystemExit: 0" in err and "while loading the tools" in err
