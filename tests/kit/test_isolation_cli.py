@@ -239,3 +239,19 @@ def test_a_tools_factory_that_calls_sys_exit_is_exit_2() -> None:
     status, out, err = check_tools("hostile.tools_factory_exits:make_tools")
     assert status == 2 and out == ""
     assert "SystemExit: 0" in err and "while loading the tools" in err
+
+
+def test_a_json_write_that_fails_at_the_end_still_prints_the_text_report(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from conformance import cli
+
+    def refuse(self: Path, *args: object, **kwargs: object) -> int:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(cli.Path, "write_text", refuse)  # the parent's write, after the run
+    status = cli.main(["certify", *QUICK, "--only", "E1", "--json", str(tmp_path / "r.json")])
+    out, err = capsys.readouterr()
+    assert status == 2
+    assert "PASSED: 1 clauses" in out or "PASSED: 1 clause" in out
+    assert "cannot write" in err and "Permission denied" in err
