@@ -16,11 +16,14 @@ a new flag shared by several commands is one ``_add_<flag>`` helper called by ea
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import platform
+import signal
 import sys
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -410,13 +413,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     try:
         args = build_parser().parse_args(argv)
-        status: int = args.func(args)
+        with _terminated_on_sigterm():
+            status: int = args.func(args)
         return status
     except UsageError as exc:
         return _usage_error(str(exc))
     except KeyboardInterrupt:
         print(f"{_PROG}: interrupted", file=sys.stderr)
         return 130
+    except _Terminated:
+        print(f"{_PROG}: terminated", file=sys.stderr)
+        return 143
+
+
+class _Terminated(BaseException):
+    """SIGTERM arrived: unwind (killing the child process's group on the way), exit 143."""
+
+
+@contextlib.contextmanager
+def _terminated_on_sigterm() -> Iterator[None]:
+    """While a command runs, SIGTERM unwinds like Ctrl-C does, so the child process and
+    everything the target forked are killed rather than orphaned (only in the main thread,
+    where Python lets a handler be set)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum: int, frame: object) -> None:
+        raise _Terminated
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _usage_error(message: str) -> int:

@@ -49,8 +49,8 @@ class Channel:
             time.sleep(BEAT)
             try:
                 self.send("beat")
-            except OSError:
-                return
+            except OSError:  # the parent is gone: nobody will read a result, end now
+                os._exit(1)
 
 
 class WatchedRunner:

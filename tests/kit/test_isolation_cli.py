@@ -190,7 +190,14 @@ def _children(pid: int) -> list[int]:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
-def test_ctrl_c_exits_130_says_interrupted_and_reports_nothing() -> None:
+@pytest.mark.parametrize(
+    "signum, status, said",
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],
+    ids=["ctrl-c", "sigterm"],
+)
+def test_ctrl_c_exits_130_says_interrupted_and_reports_nothing(
+    signum: int, status: int, said: str
+) -> None:
     with _started(["certify", "--profile", "thorough", "--only", "V7"]) as process:
         assert process.stderr is not None
         line = ""
@@ -200,10 +207,10 @@ def test_ctrl_c_exits_130_says_interrupted_and_reports_nothing() -> None:
             assert line, "the run ended before checking V7"
         children = _children(process.pid)
         time.sleep(0.5)
-        process.send_signal(signal.SIGINT)
+        process.send_signal(signum)
         out, err = process.communicate(timeout=30)
-        assert process.returncode == 130
-        assert "interrupted" in err and "PASSED" not in out and out == ""
+        assert process.returncode == status
+        assert said in err and "PASSED" not in out and out == ""
         for child in children:  # the child's whole group was killed with it
             with pytest.raises(ProcessLookupError):
                 os.kill(child, 0)
