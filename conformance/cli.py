@@ -233,7 +233,11 @@ def _output_summary(report: Report, lines_per_clause: int = 5) -> str:
             continue
         lines = result.output.splitlines()
         shown = [_printable(line)[:200] for line in lines[:lines_per_clause]]
-        more = f" (first {lines_per_clause} shown; --json keeps it all)" if len(lines) > 5 else ""
+        more = (
+            f" (first {lines_per_clause} shown; --json keeps it all)"
+            if len(lines) > lines_per_clause
+            else ""
+        )
         parts += ["", f"target output during {result.id}: {len(lines)} lines{more}"]
         parts += [f"  | {line}" for line in shown]
     return "\n".join(parts)
