@@ -24,6 +24,9 @@ from conformance._core.deadline import DeadlineRunner, Job, LoopThread, Make
 from conformance._core.text import describe_exception
 from conformance._core.watchdog import BEAT
 
+OUTPUT_SETTLE = 0.02
+"""Seconds the child waits after a clause before sending its result (see `send_after_output`)."""
+
 __all__ = ["main"]
 
 
@@ -43,6 +46,16 @@ class Channel:
             while view:
                 written = os.write(self._fd, view)
                 view = view[written:]
+
+    def send_after_output(self, kind: str, **data: Any) -> None:
+        """`send`, a moment after the target's last output, so that the parent (which reads
+        stdout, stderr and this channel on separate threads) sees that output first and
+        charges it to the clause that wrote it."""
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                stream.flush()
+        time.sleep(OUTPUT_SETTLE)
+        self.send(kind, **data)
 
     def beat_forever(self) -> None:
         while True:
@@ -105,7 +118,7 @@ def _certify(request: dict[str, Any], channel: Channel) -> None:
             database=request["database"],
             fail_fast=request["fail_fast"],
             started=lambda clause, index, total: channel.send("start", clause=clause),
-            finished=lambda result: channel.send("result", result=result.to_json()),
+            finished=lambda result: channel.send_after_output("result", result=result.to_json()),
             runner=runner,
         )
     except (ValueError, TypeError) as exc:
@@ -146,7 +159,7 @@ def _check_tools(request: dict[str, Any], channel: Channel) -> None:
     for index in range(request["first"], len(normalised)):
         channel.send("start", index=index)
         report = check_one(normalised[index], chosen, run, request["replay"])
-        channel.send("result", index=index, report=report.to_json())
+        channel.send_after_output("result", index=index, report=report.to_json())
     channel.send("done")
 
 
