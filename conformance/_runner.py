@@ -82,7 +82,7 @@ def _start(executor: Any, action: Action) -> asyncio.Future[Any] | Observed:
     """``executor.execute(action)`` as a task, or what went wrong before there was one."""
     try:
         awaitable = executor.execute(action)
-    except Exception as exc:
+    except BaseException as exc:  # SystemExit, GeneratorExit, ...: what execute did, not a crash
         return Observed(raised=exc)
     if not inspect.isawaitable(awaitable):
         return Observed(
@@ -164,6 +164,10 @@ class Trial:
         self.runner = runner
         self.cancellations = 0
         """How many calls `run_cancelled` caught still running and cancelled."""
+        self.stuck = 0
+        """How many jobs never gave their event loop back (the runner moved to a new loop)."""
+        self.stuck_since: str | None = None
+        """The clause in which a job first got stuck (set by the engine)."""
 
     @property
     def white_box(self) -> bool:
@@ -183,7 +187,7 @@ class Trial:
         registry = ToolRegistry(specs=[tool.spec(script.handler_for(tool.name)) for tool in tools])
         try:
             executor = self.factory(registry)
-        except Exception as exc:
+        except BaseException as exc:  # also SystemExit/GeneratorExit: never a pass, never a crash
             raise TargetError(f"the factory raised {describe_exception(exc)}") from exc
         if not callable(getattr(executor, "execute", None)):
             raise TargetError(
@@ -202,7 +206,16 @@ class Trial:
         if job is not None and job.escaped is None and isinstance(job.raised, TargetError):
             raise job.raised
         if job is not None and job.escaped is None and job.raised is not None:
+            if not isinstance(job.raised, Exception):
+                # A BaseException (SystemExit, GeneratorExit, KeyboardInterrupt) that came out of
+                # the target's code on the loop thread: the clause's error, never the kit's exit
+                # (a real Ctrl-C arrives on the main thread, not here).
+                raise TargetError(
+                    f"the target raised {describe_exception(job.raised)}"
+                ) from job.raised
             raise job.raised  # a bug in the kit itself: let it surface
+        if job is None:
+            self.stuck += 1
         if job is None or job.escaped is not None:
             # The loop was lost mid-step: the step being run gets what happened to the loop.
             failed = (

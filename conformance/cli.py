@@ -16,18 +16,23 @@ a new flag shared by several commands is one ``_add_<flag>`` helper called by ea
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import platform
+import signal
 import sys
-from collections.abc import Callable, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from conformance._core.hypo import DEFAULT_PROFILE, PROFILES
-from conformance._core.limits import EXECUTE_DEADLINE, HANDLER_DEADLINE
+from conformance._core.limits import EXECUTE_DEADLINE, HANDLER_DEADLINE, TOOL_TIMEOUT
 from conformance._core.target import UsageError, resolve
 from conformance._core.text import describe_exception, escape_name, json_dumps
-from conformance.catalog import LEVELS
+from conformance.catalog import CONTRACT_VERSION, LEVELS
 from conformance.ci_output import (
     FORMATS,
     Case,
@@ -36,8 +41,14 @@ from conformance.ci_output import (
     junit_xml,
     tool_cases,
 )
-from conformance.engine import CERTIFIED_CLAUSES, certify, select_clauses
-from polyloop import RegistryExecutor, ToolRegistry, ToolSpec
+from conformance.engine import (
+    CERTIFIED_CLAUSES,
+    _campaign_seed,
+    _checked_arguments,
+    select_clauses,
+)
+from conformance.report import Report
+from polyloop import RegistryExecutor, ToolRegistry, ToolSpec, __version__
 
 if TYPE_CHECKING:
     from hypothesis.database import ExampleDatabase
@@ -145,42 +156,138 @@ def _target(args: argparse.Namespace) -> tuple[Any, ToolRegistry | None, str]:
 
 
 def _run_certify(args: argparse.Namespace) -> int:
-    target, registry, name = _target(args)
+    """Certify in a child process watched by this one (`conformance._core.supervise`): this
+    process imports nothing of the target; it owns stdout/stderr, the report and the clock."""
+    from conformance._core.supervise import certify_in_child
+
+    if args.target is None and args.registry is not None:
+        raise UsageError("--registry needs an executor target (module:attr)")
     reasons = load_expected_failures(args.expected_failures) if args.expected_failures else None
     only = _clause_ids(args.only, "certify", CERTIFIED_CLAUSES)
     try:
-        select_clauses(args.level, only)
+        selected = select_clauses(args.level, only)
+        seed, checked = _checked_arguments(
+            args.profile, args.deadline, _campaign_seed(args.seed, args.database), reasons
+        )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    _check_json_path(args.json)
+    name = args.target or "polyloop:RegistryExecutor"
+    line = _ProgressLine()
 
-    def progress(line: str) -> None:
-        print(escape_name(line), file=sys.stderr, flush=True)
-
-    mode = "black-box" if registry is not None else "white-box"
-    progress(
-        f"certifying {name} ({mode}), level {args.level}, profile {args.profile}"
-        + (f", seed {args.seed}" if args.seed is not None else "")
-    )
-    try:
-        report = certify(
-            target,
-            registry=registry,
-            level=args.level,
-            profile=args.profile,
-            seed=args.seed,
-            only=only,
-            expected_failures=reasons,
-            deadline=args.deadline,
-            progress=progress,
-            target_name=name,
-            database=args.database,
-            fail_fast=args.fail_fast,
+    def ready(name: str, mode: str) -> None:
+        line.say(
+            f"certifying {name} ({mode}), level {args.level}, profile {args.profile}"
+            + (f", seed {args.seed}" if args.seed is not None else "")
         )
-    except (ValueError, TypeError) as exc:
-        raise UsageError(str(exc)) from None
-    _emit(args.json, report.to_json(), lambda: report.to_text(), indent=2)
+
+    request = {
+        "command": "certify",
+        "target": args.target,
+        "registry": args.registry,
+        "level": args.level,
+        "profile": args.profile,
+        "seed": seed,
+        "replay": args.seed is None,
+        "reasons": checked,
+        "deadline": args.deadline,
+        "database": args.database,
+        "fail_fast": args.fail_fast,
+    }
+    run = certify_in_child(
+        request,
+        selected,
+        name=name,
+        timeout=args.timeout,
+        ready=ready,
+        started=lambda clause, index, total: line.start(f"[{index:>2}/{total}] {clause:<4} ... "),
+        finished=lambda result, index, total: line.finish(
+            f"[{index:>2}/{total}] {result.id:<4} ... {result.status} "
+            f"({result.examples} examples, {result.seconds:.1f}s)"
+        ),
+    )
+    if run.problem is not None and (run.mode == "usage" or not run.results):
+        raise UsageError(run.problem)
+    order = {clause: index for index, clause in enumerate(selected)}
+    report = Report(
+        kit_version=__version__,
+        contract_version=CONTRACT_VERSION,
+        target=run.name,
+        level=args.level,
+        profile=args.profile,
+        seed=seed,
+        python=platform.python_version(),
+        results=tuple(sorted(run.results, key=lambda r: order[r.id])),
+        mode=run.mode,
+    )
+    _emit(args.json, report.to_json(), lambda: report.to_text() + _output_summary(report), indent=2)
     _ci_outputs(args, lambda: certify_cases(report), f"polyloop-conformance certify {name}")
+    if run.problem is not None:
+        return _usage_error(run.problem)
     return report.exit_status(allow_skips=args.allow_skips)
+
+
+class _ProgressLine:
+    """Progress on stderr: the clause being checked before it runs, then its result. On a
+    terminal the result replaces the "checking" line; otherwise each is its own line."""
+
+    def __init__(self) -> None:
+        self._tty = sys.stderr.isatty()
+
+    def say(self, text: str) -> None:
+        print(escape_name(text), file=sys.stderr, flush=True)
+
+    def start(self, text: str) -> None:
+        text = escape_name(text)
+        if self._tty:
+            print(f"\r\x1b[K{text}", end="", file=sys.stderr, flush=True)
+        else:
+            print(f"{text}checking", file=sys.stderr, flush=True)
+
+    def finish(self, text: str) -> None:
+        text = escape_name(text)
+        print(f"\r\x1b[K{text}" if self._tty else text, file=sys.stderr, flush=True)
+
+
+def _output_summary(report: Report, lines_per_clause: int = 5) -> str:
+    """The target's captured output, a few lines per clause (all of it is in the JSON)."""
+    parts: list[str] = []
+    for result in report.results:
+        if not result.output:
+            continue
+        lines = result.output.splitlines()
+        shown = [_printable(line)[:200] for line in lines[:lines_per_clause]]
+        more = (
+            f" (first {lines_per_clause} shown; --json keeps it all)"
+            if len(lines) > lines_per_clause
+            else ""
+        )
+        parts += ["", f"target output during {result.id}: {len(lines)} lines{more}"]
+        parts += [f"  | {line}" for line in shown]
+    return "\n".join(parts)
+
+
+def _printable(text: str) -> str:
+    """Target output as one safe line: control characters and lone surrogates escaped, so it
+    can neither move the cursor nor forge report lines."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
+
+def _check_json_path(path: str | None) -> None:
+    """Issue 11.8: an unwritable ``--json PATH`` is a usage error before the run, not after."""
+    if not path or path == "-":
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"cannot write --json {path!r}: it is a directory")
+    existed = target.exists()
+    try:
+        with target.open("a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"cannot write --json {path!r}: {exc.strerror or exc}") from None
+    if not existed:
+        target.unlink(missing_ok=True)
 
 
 def _emit(json_path: str | None, data: object, text: Callable[[], str], *, indent: int = 1) -> None:
@@ -189,7 +296,7 @@ def _emit(json_path: str | None, data: object, text: Callable[[], str], *, inden
     if json_path == "-":
         print(json_dumps(data, indent=indent))  # json_dumps: a lone surrogate cannot crash it
         return
-    print(text())
+    print(text(), flush=True)  # before the JSON: a failed write must not lose the report
     if json_path:
         try:
             Path(json_path).write_text(json_dumps(data, indent=indent) + "\n", encoding="utf-8")
@@ -319,6 +426,17 @@ def _add_allow_skips(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_timeout(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--timeout",
+        type=_positive,
+        default=None,
+        metavar="SECONDS",
+        help="limit for the whole run, by the watchdog's clock (default: none); a run that "
+        "reaches it reports what it checked and exits 2",
+    )
+
+
 def _add_certify_command(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "certify",
@@ -367,6 +485,7 @@ def _add_certify_command(subparsers: Any) -> None:
     )
     _add_allow_skips(parser)
     _add_ci_outputs(parser, "clause")
+    _add_timeout(parser)
     parser.set_defaults(func=_command(_run_certify))
 
 
@@ -387,13 +506,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     try:
         args = build_parser().parse_args(argv)
-        status: int = args.func(args)
+        with _terminated_on_sigterm():
+            status: int = args.func(args)
         return status
     except UsageError as exc:
         return _usage_error(str(exc))
     except KeyboardInterrupt:
         print(f"{_PROG}: interrupted", file=sys.stderr)
         return 130
+    except _Terminated:
+        print(f"{_PROG}: terminated", file=sys.stderr)
+        return 143
+
+
+class _Terminated(BaseException):
+    """SIGTERM arrived: unwind (killing the child process's group on the way), exit 143."""
+
+
+@contextlib.contextmanager
+def _terminated_on_sigterm() -> Iterator[None]:
+    """While a command runs, SIGTERM unwinds like Ctrl-C does, so the child process and
+    everything the target forked are killed rather than orphaned (only in the main thread,
+    where Python lets a handler be set)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum: int, frame: object) -> None:
+        raise _Terminated
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _usage_error(message: str) -> int:
@@ -482,27 +628,69 @@ def _tool_clause_ids() -> tuple[str, ...]:
 
 
 def _run_check_tools(args: argparse.Namespace) -> int:
-    from conformance.toolcheck import check_registry
+    """check-tools one tool at a time in a child process watched by this one: a tool whose
+    checks hang (a ReDoS pattern, a huge enum) costs that tool, never the run."""
+    from conformance._core.supervise import check_tools_in_child
+    from conformance.toolcheck.api import select_tool_clauses
+    from conformance.toolcheck.report import ToolCheckReport
 
+    only = _clause_ids(args.only, "check-tools", _tool_clause_ids())
     try:
-        report = check_registry(
-            _tools_target(args.target),
-            examples=args.examples,
-            deadline=args.deadline,
-            seed=args.seed,
-            profile=args.profile,
-            replay=args.replay,
-            only=_clause_ids(args.only, "check-tools", _tool_clause_ids()),
-            database=_tools_database(args.database),
-            raise_on_failure=False,
-            target=args.target,
-            progress=None if args.quiet else lambda line: print(escape_name(line), file=sys.stderr),
-        )
-    except (TypeError, ValueError) as exc:
+        chosen = select_tool_clauses(only)
+    except ValueError as exc:
         raise UsageError(describe_exception(exc)) from None
-    _emit(args.json, report.to_json(), lambda: report.to_text(verbose=args.verbose))
+    _check_json_path(args.json)
+    started = time.monotonic()
+    request = {
+        "command": "check-tools",
+        "target": args.target,
+        "examples": args.examples,
+        "deadline": args.deadline,
+        "seed": args.seed,
+        "profile": args.profile,
+        "replay": args.replay,
+        "only": only,
+        "database": args.database,
+    }
+    run = check_tools_in_child(
+        request,
+        only=chosen,
+        tool_limit=args.tool_timeout,
+        timeout=args.timeout,
+        progress=None
+        if args.quiet
+        else lambda line: print(escape_name(line), file=sys.stderr, flush=True),
+    )
+    if run.problem is not None and (run.usage or not run.reports):
+        raise UsageError(run.problem)
+    report = ToolCheckReport(
+        target=args.target,
+        tools=tuple(run.reports),
+        examples=run.examples,
+        deadline=run.deadline,
+        seed=args.seed,
+        seconds=time.monotonic() - started,
+    )
+    gave_up = "".join(
+        f"\ngave up on tool {_printable(label)!r} after {args.tool_timeout:g}s"
+        for label in run.gave_up
+    )
+    _emit(args.json, report.to_json(), lambda: report.to_text(verbose=args.verbose) + gave_up)
     _ci_outputs(args, lambda: tool_cases(report), f"polyloop-conformance check-tools {args.target}")
-    return report.exit_status()
+    if run.problem is not None:
+        return _usage_error(run.problem)
+    return max(report.exit_status(), 1 if run.gave_up else 0)
+
+
+def _add_tool_timeout(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--tool-timeout",
+        type=_positive,
+        default=TOOL_TIMEOUT,
+        metavar="SECONDS",
+        help="limit for checking one tool, by the watchdog's clock; a tool that reaches it is "
+        f"reported 'gave up' and the run goes on (default {TOOL_TIMEOUT:g})",
+    )
 
 
 def add_check_tools_command(subparsers: Any) -> argparse.ArgumentParser:
@@ -542,6 +730,8 @@ def add_check_tools_command(subparsers: Any) -> argparse.ArgumentParser:
         "next time); by default none is kept",
     )
     _add_ci_outputs(parser, "tool and clause")
+    _add_tool_timeout(parser)
+    _add_timeout(parser)
     parser.set_defaults(func=_command(_outside_cwd(_run_check_tools)))
     return parser
 

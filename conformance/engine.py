@@ -441,6 +441,14 @@ def _outcome(run: _Run, prop: Property) -> _ClauseOutcome:
     inapplicable = None if black_box_aim is None else run.source.inapplicable(black_box_aim)
     if inapplicable is not None:
         return _ClauseOutcome(verdict=ClauseStatus.SKIPPED, examples=0, message=inapplicable)
+    stuck_since = run.trial.stuck_since
+    if run.mode == "black-box" and stuck_since is not None:
+        message = (
+            f"not run: the executor has been stuck since {stuck_since} (a call never gave its "
+            "event loop back, and a black-box executor cannot be rebuilt); certify again with "
+            f"--only {prop.clause} to check this clause on a fresh executor"
+        )
+        return _ClauseOutcome(verdict=ClauseStatus.ERROR, examples=0, message=message)
     if run.mode == "black-box":
         missing = _no_scenario(prop, run.source, run.seed)
         if missing is not None:
@@ -460,8 +468,13 @@ def _clause_result(run: _Run, clause_id: str) -> ClauseResult:
 
     clause = catalog.get(clause_id)
     started = time.perf_counter()
+    stuck_before = run.trial.stuck
     outcome = _outcome(run, PROPERTIES[clause_id])
     verdict, message = outcome.verdict, outcome.message
+    if run.trial.stuck > stuck_before:
+        message = (message + "\n" if message else "") + _stuck_note(run, clause_id)
+        if run.trial.stuck_since is None:
+            run.trial.stuck_since = clause_id
     reason = run.reasons.get(clause_id)
     if reason is not None and verdict in (ClauseStatus.FAIL, ClauseStatus.ERROR):
         verdict = ClauseStatus.XFAIL
@@ -482,6 +495,19 @@ def _clause_result(run: _Run, clause_id: str) -> ClauseResult:
         counterexample=outcome.counterexample,
         reproduce=_reproduce_line(run, clause_id),
         expected_failure=reason,
+    )
+
+
+def _stuck_note(run: _Run, clause_id: str) -> str:
+    """Defect 9.4: say that the kit changed event loops, and what that means for the rest."""
+    what = (
+        "the factory builds a fresh executor for each later example"
+        if run.mode == "white-box"
+        else "later clauses are not charged to this executor (reported error)"
+    )
+    return (
+        f"note: a call in {clause_id} never gave its event loop back, so the kit abandoned "
+        f"that loop and moved to a new one; {what}"
     )
 
 
@@ -586,12 +612,52 @@ def certify(
     Raises ValueError/TypeError for bad arguments (unknown level, profile or clause ID, a
     target that is neither a factory nor an executor); never for what the executor does.
     """
-    replay = seed is None
+    return _certify(
+        target,
+        registry=registry,
+        level=level,
+        profile=profile,
+        seed=seed,
+        only=only,
+        expected_failures=expected_failures,
+        deadline=deadline,
+        progress=progress,
+        target_name=target_name,
+        database=database,
+        fail_fast=fail_fast,
+    )
+
+
+def _certify(
+    target: Any,
+    *,
+    registry: ToolRegistry | None,
+    level: str,
+    profile: str,
+    seed: int | None,
+    only: Iterable[str] | None,
+    expected_failures: Mapping[str, str] | None,
+    deadline: float,
+    progress: Callable[[str], None] | None,
+    target_name: str | None,
+    database: str | None,
+    fail_fast: bool,
+    started: Callable[[str, int, int], None] | None = None,
+    finished: Callable[[ClauseResult], None] | None = None,
+    runner: DeadlineRunner | None = None,
+    replay: bool | None = None,
+) -> Report:
+    """`certify`, with the hooks the command line's child process streams its results through:
+    `started(clause_id, index, total)` before a clause runs, `finished(result)` after, and the
+    runner to put the target's calls through. `replay` (default: no `seed` was given) says
+    whether counterexamples saved in the database are replayed first; the command line passes
+    it, having chosen the seed itself."""
+    replay = seed is None if replay is None else replay
     seed, reasons = _checked_arguments(
         profile, deadline, _campaign_seed(seed, database), expected_failures
     )
     selected = select_clauses(level, only)
-    runner = LoopThread()
+    runner = LoopThread() if runner is None else runner
     run = _make_run(
         target,
         registry,
@@ -609,12 +675,16 @@ def certify(
     try:
         for index, clause_id in enumerate(selected, start=1):
             stopped = next((r.id for r in results if r.status in ("fail", "error")), None)
+            if started is not None:
+                started(clause_id, index, len(selected))
             result = (
                 _not_run(clause_id, stopped)
                 if fail_fast and stopped
                 else _clause_result(run, clause_id)
             )
             results.append(result)
+            if finished is not None:
+                finished(result)
             if progress is not None:
                 progress(
                     f"[{index:>2}/{len(selected)}] {clause_id:<4} ... {result.status} "

@@ -120,8 +120,17 @@ class ClauseResult:
     """A shell line that reruns just this clause with the same seed."""
     expected_failure: str | None = None
     """The reason given in the expected-failures list, when the clause is on it."""
+    output: str | None = None
+    """What the target printed, logged or warned while this clause ran (captured by the command
+    line's child process; None when nothing was captured)."""
 
     def to_json(self) -> dict[str, Any]:
+        data = self._json()
+        if self.output is not None:
+            data["output"] = self.output
+        return data
+
+    def _json(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "title": self.title,

@@ -10,7 +10,10 @@ Each exists here exactly once:
 - `hypo`: the profiles as frozen values, the settings builder and the database digest hook;
 - `target`: `module:attr` resolution with one `sys.path` policy;
 - `options`: reading the plugin's `--conformance-*` options;
-- `limits`: the default deadlines and the grace period.
+- `limits`: the default deadlines and the grace period;
+- `watchdog`, `child`, `supervise`: the command line's child process (started, timed and killed
+  by the parent in `watchdog`; the child's side in `child`; certify/check-tools over it in
+  `supervise`).
 
 Nothing here is public API: import the public names from `conformance` and its modules.
 """

@@ -96,6 +96,11 @@ class LoopThread:
         self._name = name
         self._jobs: queue.SimpleQueue[Job | None] | None = None
         self._thread: threading.Thread | None = None
+        self._abandoned: list[threading.Thread] = []
+        """Threads left behind by stuck jobs; each already holds its stop sentinel, so it ends
+        as soon as its job does, and `close` waits a bounded time for them."""
+        self.replaced = 0
+        """How many times a stuck job made the runner move to a fresh thread and event loop."""
 
     def _start(self) -> queue.SimpleQueue[Job | None]:
         jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
@@ -138,12 +143,28 @@ class LoopThread:
         jobs.put(job)
         while not job.done.wait(0.05):
             if time.monotonic() - job.touched > step_limit:
-                self._jobs = self._thread = None  # abandon the stuck thread
+                self._abandon()
                 return None
         return job
 
-    def close(self) -> None:
+    def _abandon(self) -> None:
+        """Leave the stuck thread behind, telling it to stop once its job ever returns (without
+        the sentinel it would wait for jobs forever: one leaked thread per stuck job)."""
         if self._jobs is not None and self._thread is not None:
             self._jobs.put(None)
-            self._thread.join(timeout=2.0)
+            self._abandoned.append(self._thread)
+        self._jobs = self._thread = None
+        self.replaced += 1
+
+    def close(self, wait: float = 2.0) -> None:
+        """Stop the thread, and wait up to `wait` seconds in all for the abandoned ones (a job
+        blocked for good in C code cannot be ended from inside the process: that is what the
+        command line's child process is for)."""
+        if self._jobs is not None and self._thread is not None:
+            self._jobs.put(None)
+            self._thread.join(timeout=wait)
+        until = time.monotonic() + wait
+        for thread in self._abandoned:
+            thread.join(timeout=max(0.0, until - time.monotonic()))
+        self._abandoned = [thread for thread in self._abandoned if thread.is_alive()]
         self._jobs = self._thread = None

@@ -54,8 +54,11 @@ def test_passing_run_exits_0_with_progress_on_stderr_and_the_report_on_stdout(
     assert status == 0
     lines = err.strip().splitlines()
     assert lines[0].startswith("certifying polyloop:RegistryExecutor (white-box)")
-    assert re.fullmatch(r"\[ 1/2\] V2   \.\.\. pass \(\d+ examples, \d+\.\ds\)", lines[1])
-    assert re.fullmatch(r"\[ 2/2\] E1   \.\.\. pass \(\d+ examples, \d+\.\ds\)", lines[2])
+    # Issue 11.7: each clause is announced before it runs, then its result follows.
+    assert lines[1] == "[ 1/2] V2   ... checking"
+    assert re.fullmatch(r"\[ 1/2\] V2   \.\.\. pass \(\d+ examples, \d+\.\ds\)", lines[2])
+    assert lines[3] == "[ 2/2] E1   ... checking"
+    assert re.fullmatch(r"\[ 2/2\] E1   \.\.\. pass \(\d+ examples, \d+\.\ds\)", lines[4])
     assert "polyloop conformance report" in out and "PASSED" in out
 
 
