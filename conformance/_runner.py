@@ -187,8 +187,17 @@ class Trial:
         registry = ToolRegistry(specs=[tool.spec(script.handler_for(tool.name)) for tool in tools])
         try:
             executor = self.factory(registry)
-        except BaseException as exc:  # also SystemExit/GeneratorExit: never a pass, never a crash
+        except Exception as exc:
             raise TargetError(f"the factory raised {describe_exception(exc)}") from exc
+        except KeyboardInterrupt:
+            raise  # a real Ctrl-C stops the run
+        except BaseException as exc:  # SystemExit/GeneratorExit: never a pass, never a crash
+            # Worded apart from "raised": a factory that kills its process is hostile, and is
+            # that clause's error rather than a wrong set-up (`engine._set_up_problem`).
+            raise TargetError(
+                f"the factory ended with {describe_exception(exc)} (a BaseException, not an "
+                "Exception)"
+            ) from exc
         if not callable(getattr(executor, "execute", None)):
             raise TargetError(
                 f"the factory returned {type(executor).__name__}, which has no execute method"

@@ -612,10 +612,15 @@ def _outside_cwd(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse
 
         before = vars(configuration).get("__hypothesis_home_directory")
         cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-        configuration.set_hypothesis_home_dir(cache / "polyloop" / "hypothesis")
+        storage = cache / "polyloop" / "hypothesis"
+        configuration.set_hypothesis_home_dir(storage)
+        # The checks run in a child process (`conformance._core.supervise`), which reads the
+        # storage directory from its environment.
+        os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = str(storage)
         try:
             return run(args)
         finally:
+            del os.environ["HYPOTHESIS_STORAGE_DIRECTORY"]
             configuration.set_hypothesis_home_dir(before)
 
     return command
