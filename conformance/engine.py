@@ -48,7 +48,7 @@ __all__ = ["CERTIFIED_CLAUSES", "LEVELS", "ClauseStatus", "certify", "select_cla
 CERTIFIED_CLAUSES: tuple[str, ...] = tuple(
     clause.id for clause in catalog.CLAUSES if clause.section in ("validation", "dispatch")
 )
-"""The clauses `certify` checks (V1–V8, E1–E14, one property each in
+"""The clauses `certify` checks (V1–V8, E1–E15, one property each in
 `conformance.properties`); the others concern specs, registries, tool authors and the API, and
 have their own checks."""
 

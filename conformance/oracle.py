@@ -374,18 +374,20 @@ def _dispatch_alternatives(
         return (Expected(clause="E9", raises=TypeError, must_name=(tool,), handler_calls=calls),)
     if isinstance(final, RaiseBaseException):
         raised = type(BASE_EXCEPTION_KINDS[final.kind]())
-        # A CancelledError crossing a task boundary is re-created by asyncio, so only its type
-        # can be required; any other BaseException must arrive as the very same object.
+        # Every one must arrive as the very object the handler raised, a CancelledError too:
+        # the kit reads a cancelled task's own exception (`_runner._settled`), not a copy.
+        return (
+            Expected(clause="E6", raises=raised, handler_calls=calls, same_exception=True),
+        )
+    if isinstance(final, Suspend):
         return (
             Expected(
                 clause="E6",
-                raises=raised,
+                raises=asyncio.CancelledError,
                 handler_calls=calls,
-                same_exception=final.kind != "CancelledError",
+                same_exception=True,
             ),
         )
-    if isinstance(final, Suspend):
-        return (Expected(clause="E6", raises=asyncio.CancelledError, handler_calls=calls),)
     raise TypeError(f"the oracle does not know the behaviour {behaviour!r}")
 
 
@@ -462,7 +464,15 @@ def mismatch(expected: Expected, observed: Observed) -> str | None:
             and observed.calls is not None
             and not any(call.raised is observed.raised for call in observed.calls)
         ):
-            problems.append("execute raised a different exception object than the handler's")
+            original = next((call.raised for call in observed.calls if call.raised), None)
+            lost = (
+                f" (args {observed.raised.args!r}, the handler's {original.args!r})"
+                if original is not None and original.args != observed.raised.args
+                else ""
+            )
+            problems.append(
+                f"execute raised a different exception object than the handler's{lost}"
+            )
         text = _safe_str(observed.raised)
         unnamed = [name for name in expected.must_name if not mentions(text, name)]
         if unnamed:

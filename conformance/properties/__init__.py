@@ -8,7 +8,7 @@ catalog row, the report line, the `ExecutorContract` test and the check are foun
 
 Every check judges the executor through the oracle and the scripted handlers' call log, never
 through the executor's own account of what it did. The checks live with their hand-picked
-scenarios in `validation` (V1-V8) and `dispatch` (E1-E14); `scenarios` holds the shared types
+scenarios in `validation` (V1-V8) and `dispatch` (E1-E15); `scenarios` holds the shared types
 and strategies, `shared` the pieces several checks use.
 """
 
@@ -46,6 +46,7 @@ _ALL_ACTIONS = (VALID, VALID, INVALID, BEYOND, CODE)
 # E8's commonest bug is a handler run for a rejected call, so rejected calls are drawn as often
 # as accepted ones (with one draw in five, a derandomized run on some Pythons never drew one).
 _E8_ACTIONS = (VALID, VALID, INVALID, INVALID, BEYOND, CODE)
+_E8_BEHAVIOURS = ("text", "environment_error", "error", "error_like", "unprintable", "non_str")
 
 PROPERTIES: Mapping[str, Property] = {
     p.clause: p
@@ -108,7 +109,13 @@ PROPERTIES: Mapping[str, Property] = {
             black_box=True,
             examples=_examples("V8"),
         ),
-        Property(clause="E1", scenarios=single([CODE]), check=dispatch.check_E1, black_box=True),
+        Property(
+            clause="E1",
+            scenarios=single([CODE]),
+            check=dispatch.check_E1,
+            black_box=True,
+            examples=_examples("E1"),
+        ),
         Property(clause="E2", scenarios=single([INVALID]), check=dispatch.check_E2, black_box=True),
         Property(
             clause="E3",
@@ -147,9 +154,12 @@ PROPERTIES: Mapping[str, Property] = {
         ),
         Property(
             clause="E8",
-            scenarios=single(_E8_ACTIONS, ["text"]),
+            # Every behaviour that reaches a handler: an executor that retries a raising
+            # handler runs it twice.
+            scenarios=single(_E8_ACTIONS, _E8_BEHAVIOURS),
             check=dispatch.check_E8,
             black_box=False,
+            examples=_examples("E8"),
         ),
         Property(
             clause="E9",
@@ -187,9 +197,16 @@ PROPERTIES: Mapping[str, Property] = {
             check=dispatch.check_E14,
             black_box=True,
         ),
+        Property(
+            clause="E15",
+            scenarios=single([VALID, INVALID, CODE], ["text", "environment_error", "error"]),
+            check=dispatch.check_E15,
+            black_box=True,
+            examples=_examples("E15"),
+        ),
     )
 }
-"""Clause ID -> its property, in contract order (V1–V8, then E1–E14)."""
+"""Clause ID -> its property, in contract order (V1–V8, then E1–E15)."""
 
 
 def black_box_clauses() -> tuple[str, ...]:

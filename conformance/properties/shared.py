@@ -52,6 +52,14 @@ def rejected_instead(trial: Trial, observed: Observed) -> bool:
     return trial.white_box and not observed.calls and rejected_outcome(observed)
 
 
+def not_reached(trial: Trial, observed: Observed) -> bool:
+    """White-box: the handler never ran, so a clause about what happens *after* it ran (E3–E6,
+    E9, E10, E12) has nothing to judge; V1 (never reached its handler) and E8 (ran 0x) report
+    it. One cause, one clause: this keeps E5 from saying "the handler returned a str" about a
+    handler that was never called."""
+    return trial.white_box and not observed.calls
+
+
 def rejected_outcome(observed: Observed) -> bool:
     return (
         isinstance(observed.outcome, ActionOutcome)
@@ -77,7 +85,7 @@ def handler_outcome(trial: Trial, scenario: Scenario, words: str) -> None:
     """E3/E4/E5/E9: once a valid call reached its handler, the outcome is exactly the one the
     handler's behaviour calls for. (Being rejected instead is V1's concern.)"""
     _, expectation, observed = single_step(trial, scenario)
-    if rejected_instead(trial, observed):
+    if rejected_instead(trial, observed) or not_reached(trial, observed):
         return
     require(replace(expectation.dispatched()[0], handler_calls=None), observed, words)
 
