@@ -130,7 +130,8 @@ def _with_context(message: str) -> Exception:
 def _exception_group(message: str) -> Exception:
     """An ``ExceptionGroup`` (3.11+) is an ordinary exception: E4 reports the group itself."""
     group: Any = getattr(builtins, "ExceptionGroup")  # noqa: B009 (absent on 3.10)
-    return group(message or "two failures", [KeyError("a"), ValueError("b")])
+    built: Exception = group(message or "two failures", [KeyError("a"), ValueError("b")])
+    return built
 
 
 def _json_decode_error(message: str) -> Exception:
@@ -183,6 +184,7 @@ BASE_EXCEPTION_KINDS: Mapping[str, Callable[[], BaseException]] = {
     "CancelledError": lambda: asyncio.CancelledError(CANCEL_MESSAGE),
 }
 """BaseExceptions that are not Exceptions, for E6."""
+
 
 class _OpaqueResult:
     """A non-str, non-JSON handler result whose ``repr`` is the same on every call (a fresh

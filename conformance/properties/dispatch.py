@@ -10,8 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from conformance._core.text import clip, json_text
-from conformance._runner import Trial
-from conformance._runner import Step
+from conformance._runner import Step, Trial
 from conformance.behaviours import (
     CANCEL_MESSAGE,
     ENVIRONMENT_LIKE_ERROR_KINDS,
@@ -35,7 +34,6 @@ from conformance.oracle import (
 )
 from conformance.properties.scenarios import Scenario, Violation, trap
 from conformance.properties.scenarios import call as _call
-from conformance.strategies import ToolDef
 from conformance.properties.shared import (
     handler_outcome,
     not_reached,
@@ -48,6 +46,7 @@ from conformance.properties.shared import (
     stop_if_hung,
     violation,
 )
+from conformance.strategies import ToolDef
 from polyloop import Action, ActionOutcome, ActionStatus, RegistryExecutor, ReplayPolicy
 
 

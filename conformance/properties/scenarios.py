@@ -243,9 +243,7 @@ def many(
             scripted: dict[tuple[str, Any], Behaviour] = {}
             for _ in range(draw(st.integers(low, high))):
                 action = draw(_calls(draw(st.sampled_from(list(kinds))))(tools))
-                behaviour: Behaviour = YieldFirst(
-                    times=draw(st.integers(0, 4)), then=draw(handler)
-                )
+                behaviour: Behaviour = YieldFirst(times=draw(st.integers(0, 4)), then=draw(handler))
                 if action.tool_call is not None:
                     key = (action.tool_call.name, arguments_key(action.tool_call.arguments))
                     behaviour = scripted.setdefault(key, behaviour)
