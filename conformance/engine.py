@@ -13,12 +13,14 @@ per-clause loop (`_clause_result`) and `_reproduce_line`.
 
 from __future__ import annotations
 
+import collections
 import enum
 import platform
 import random
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import hypothesis
@@ -144,7 +146,16 @@ def _hypothesis_test(
 
     def test(scenario: Scenario) -> None:
         if search.stop is not None:
-            raise search.stop  # the executor hangs or its factory fails: stop exploring
+            # The executor hangs or its factory fails: stop exploring. After a hang only the
+            # example that hung fails again; failing every later one too would fail examples
+            # Hypothesis already saw pass, which it reports as flaky (issue 9, defect 3).
+            if (
+                isinstance(search.stop, Violation)
+                and search.failure is not None
+                and scenario != search.failure[0]
+            ):
+                return
+            raise search.stop
         if search.failure is None:
             search.examples += 1
         try:
@@ -193,9 +204,11 @@ def _search_clause(
     except Violation as violation:
         return search.failed("" if search.failure else violation.message)
     except hypothesis.errors.Flaky:
+        if isinstance(search.stop, Violation):
+            return search.failed("")  # the deadline stop, not a flaky executor
         return search.failed(
-            " (flaky: replaying this example did not fail the same way; the executor is "
-            "nondeterministic)",
+            " (flaky: replaying this example did not fail the same way; the executor keeps "
+            "state between calls or executors, or is nondeterministic)",
             fallback="Hypothesis reported a flaky test",
         )
     except hypothesis.errors.Unsatisfiable as exc:
@@ -341,6 +354,52 @@ def _clause_result(run: _Run, clause_id: str) -> ClauseResult:
     )
 
 
+_MUTABLE = (dict, list, set, bytearray, collections.deque)
+
+
+def _state_outside(target: Any, white_box: bool) -> dict[str, str]:
+    """Fingerprints of the mutable containers an executor could keep state in outside itself:
+    its classes' attributes, its module's globals and (white-box) the factory object's own
+    attributes. A change between clauses means state one clause left can decide another's
+    verdict, so a failure may not reproduce with ``--only`` (issue 9, defect 11)."""
+    kind = target if isinstance(target, type) else type(target)
+    namespaces: list[tuple[str, Mapping[str, Any]]] = [
+        (klass.__qualname__, vars(klass))
+        for klass in kind.__mro__
+        if klass.__module__ not in ("builtins", "abc", "typing")
+    ]
+    if white_box and not isinstance(target, type) and hasattr(target, "__dict__"):
+        namespaces.append((f"the factory {kind.__qualname__}", vars(target)))
+    module = sys.modules.get(getattr(target, "__module__", None) or kind.__module__)
+    if module is not None and module.__name__ != "builtins":
+        namespaces.append((module.__name__, vars(module)))
+    found: dict[str, str] = {}
+    for owner, namespace in namespaces:
+        for name, value in list(namespace.items()):
+            if name.startswith("__") or not isinstance(value, _MUTABLE):
+                continue
+            try:
+                size = len(value)
+                shown = repr(value) if size <= 1000 else ""
+            except Exception:
+                continue
+            found[f"{owner}.{name}"] = f"{size}:{hash(shown)}"
+    return found
+
+
+def _needs_earlier(result: ClauseResult, changed: list[str], ran: list[str]) -> ClauseResult:
+    """A failing clause that ran after the target's outside state changed: say so, and name
+    the clauses that ran before it (its reproduce line stays ``--only`` the clause)."""
+    if result.status != ClauseStatus.FAIL.value or not changed or len(ran) < 2:
+        return result
+    names = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+    note = (
+        f" (this failure may need the clauses run before it: state outside the executor "
+        f"changed while earlier clauses ran — {names}; reproduce with --only {','.join(ran)})"
+    )
+    return replace(result, message=(result.message or "") + note)
+
+
 def _not_run(clause_id: str, failed: str) -> ClauseResult:
     clause = catalog.get(clause_id)
     return ClauseResult(
@@ -454,13 +513,18 @@ def certify(
         runner=runner,
     )
     results: list[ClauseResult] = []
+    initial = _state_outside(target, run.mode == "white-box")
     try:
         for index, clause_id in enumerate(selected, start=1):
             stopped = next((r.id for r in results if r.status in ("fail", "error")), None)
+            now = _state_outside(target, run.mode == "white-box")
+            changed = sorted(k for k in {*initial, *now} if initial.get(k) != now.get(k))
             result = (
                 _not_run(clause_id, stopped)
                 if fail_fast and stopped
-                else _clause_result(run, clause_id)
+                else _needs_earlier(
+                    _clause_result(run, clause_id), changed, [*(r.id for r in results), clause_id]
+                )
             )
             results.append(result)
             if progress is not None:

@@ -55,7 +55,6 @@ class ReprOfNonStrResult(ZooExecutor):
         return super().result_outcome(spec, result if isinstance(result, str) else repr(result))
 
 
-@_xfail(1, "ReturnNonStr('object') returns a fresh object() per call, so its repr differs")
 def test_defect1_E11_passes_an_executor_whose_only_bug_is_E9() -> None:
     # Which seeds draw ReturnNonStr("object") depends on the Hypothesis version (seed 0 on
     # 6.170, seeds 1 and 2 on 6.168, the newest for Python 3.10): every one must pass.
@@ -113,7 +112,6 @@ def _steps_with_equal_calls(action: object) -> list[tuple[int, int]]:
     ]
 
 
-@_xfail(2, "per-call behaviours are keyed by arguments, so equal-argument steps collide")
 def test_defect2_E11_counterexample_describes_the_behaviours_that_ran() -> None:
     report = certify(RefusesDuplicateInFlight, profile="ci", seed=0, only=["E11"])
     result = report.result("E11")
@@ -151,7 +149,6 @@ class TrustsToolsThatWorked(ZooExecutor):
         return result
 
 
-@_xfail(11, "state left by earlier clauses leaks in, and the report does not say so")
 def test_defect11_the_reproduce_line_of_a_failure_reproduces_it() -> None:
     TrustsToolsThatWorked.worked.clear()
     full = certify(TrustsToolsThatWorked, profile="ci", seed=0, only=["V1", "E5", "V5"])
@@ -276,7 +273,6 @@ class ReturnsLookalike(ZooExecutor):
         return LookalikeOutcome(status, observation, synthetic)  # type: ignore[return-value]
 
 
-@_xfail(13, "V3 says 'the outcome is not NOT_EXECUTED' of an outcome whose status is")
 def test_defect13_a_lookalike_outcome_is_named_for_what_it_is() -> None:
     report = certify(ReturnsLookalike, seed=0, only=["V3"])
     message = report.result("V3").message or ""
@@ -302,14 +298,12 @@ class SortedNames(RegistryExecutor):
         return {"tools": ",".join(sorted(self.registry.names()))}
 
 
-@_xfail(14, "certify does not check E15")
 @pytest.mark.parametrize("factory", [NoParameters, SortedNames, ReturnsLookalike])
 def test_defect14_E15_fails_a_factory_that_is_not_an_ActionExecutor(factory: Any) -> None:
     report = certify(factory, seed=0, only=["E15"])
     assert report.failed_ids() == ("E15",), report.to_text()
 
 
-@_xfail(14, "certify does not check E15")
 def test_defect14_E15_passes_the_reference_executor() -> None:
     report = certify(RegistryExecutor, seed=0, only=["E15"])
     assert [(r.id, r.status) for r in report.results] == [("E15", "pass")]
