@@ -205,6 +205,9 @@ class Trial:
         self.runner = runner
         self.cancellations = 0
         """How many calls `run_cancelled` caught still running and cancelled."""
+        self.judged = 0
+        """How many examples a clause about a handler's result could judge (white-box: the
+        handler ran); see `conformance.properties.shared.not_reached`."""
 
     @property
     def white_box(self) -> bool:

@@ -316,7 +316,7 @@ def _outcome(run: _Run, prop: Property) -> _ClauseOutcome:
     inapplicable = None if black_box_aim is None else run.source.inapplicable(black_box_aim)
     if inapplicable is not None:
         return _ClauseOutcome(verdict=ClauseStatus.SKIPPED, examples=0, message=inapplicable)
-    run.trial.cancellations = 0
+    run.trial.cancellations = run.trial.judged = 0
     try:
         return _search_clause(prop, run.source, run.trial, run.settings, run.seed, run.name)
     except Exception as exc:  # a defect in the kit itself: report, don't crash

@@ -28,6 +28,7 @@ from conformance.properties.scenarios import (
     repeated,
     single,
 )
+from conformance.properties.shared import nothing_judged
 
 __all__ = ["PROPERTIES", "Property", "Scenario", "ScenarioSource", "Violation", "black_box_clauses"]
 
@@ -122,6 +123,7 @@ PROPERTIES: Mapping[str, Property] = {
             scenarios=single([VALID], ["environment_error"]),
             check=dispatch.check_E3,
             black_box=False,
+            inconclusive=nothing_judged,
         ),
         Property(
             clause="E4",
@@ -129,6 +131,7 @@ PROPERTIES: Mapping[str, Property] = {
             check=dispatch.check_E4,
             black_box=False,
             examples=_examples("E4"),
+            inconclusive=nothing_judged,
         ),
         Property(
             clause="E5",
@@ -136,6 +139,7 @@ PROPERTIES: Mapping[str, Property] = {
             check=dispatch.check_E5,
             black_box=False,
             examples=_examples("E5"),
+            inconclusive=nothing_judged,
         ),
         Property(
             clause="E6",
@@ -166,6 +170,7 @@ PROPERTIES: Mapping[str, Property] = {
             scenarios=single([VALID], ["non_str"]),
             check=dispatch.check_E9,
             black_box=False,
+            inconclusive=nothing_judged,
         ),
         Property(
             clause="E10",
@@ -173,6 +178,7 @@ PROPERTIES: Mapping[str, Property] = {
             check=dispatch.check_E10,
             black_box=False,
             examples=_examples("E10"),
+            inconclusive=nothing_judged,
         ),
         Property(
             clause="E11",
@@ -189,6 +195,7 @@ PROPERTIES: Mapping[str, Property] = {
             check=dispatch.check_E12,
             black_box=False,
             examples=_examples("E12"),
+            inconclusive=nothing_judged,
         ),
         Property(clause="E13", scenarios=repeated, check=dispatch.check_E13, black_box=False),
         Property(

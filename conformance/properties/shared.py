@@ -57,7 +57,20 @@ def not_reached(trial: Trial, observed: Observed) -> bool:
     E9, E10, E12) has nothing to judge; V1 (never reached its handler) and E8 (ran 0x) report
     it. One cause, one clause: this keeps E5 from saying "the handler returned a str" about a
     handler that was never called."""
-    return trial.white_box and not observed.calls
+    if trial.white_box and not observed.calls:
+        return True
+    trial.judged += 1
+    return False
+
+
+def nothing_judged(trial: Trial) -> str | None:
+    """After a white-box run in which no handler ever ran: why the pass proves nothing."""
+    if not trial.white_box or trial.judged:
+        return None
+    return (
+        "no call reached its handler, so what the executor makes of a handler's result could "
+        "not be observed (V1 and E8 report the calls that never reached it)"
+    )
 
 
 def rejected_outcome(observed: Observed) -> bool:
