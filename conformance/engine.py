@@ -478,8 +478,8 @@ def certify(
 
     Black-box: `target` is an executor and `registry` the registry it serves. Only what needs
     no knowledge of the handlers is checked (E1, E2, E6 when some call can be caught
-    suspended, E7, E14, E15, V1–V8); the other clauses are reported ``skipped``. Valid calls (V1, E6,
-    E7) really reach the executor's handlers: point it at a test backend.
+    suspended, E7, E14, E15, V1–V8); the other clauses are reported ``skipped``. Valid calls
+    (V1, E6, E7) really reach the executor's handlers: point it at a test backend.
 
     `level` ``core`` checks design 0008's clauses, ``strict`` adds the [H] hardening.
     `profile` picks Hypothesis settings (`conformance.profiles`); a run is reproducible from

@@ -35,6 +35,7 @@ from conformance.oracle import (
 from conformance.properties.scenarios import Scenario, Violation, trap
 from conformance.properties.scenarios import call as _call
 from conformance.properties.shared import (
+    handler_exception_escaped,
     handler_outcome,
     not_reached,
     reached_handler,
@@ -77,7 +78,20 @@ def check_E3(trial: Trial, scenario: Scenario) -> None:
 
 
 def check_E4(trial: Trial, scenario: Scenario) -> None:
-    """Another exception becomes EXECUTED "<ClassName>: <str(exc)>"."""
+    """Another exception becomes EXECUTED "<ClassName>: <str(exc)>". For the exceptions an
+    executor may mistake for environment errors (ValueError, OSError, ...), only letting one
+    escape execute is judged here; turning one into ENV_ERROR is E10's."""
+    step = scenario.steps[0]
+    behaviour = step.behaviour.final if step.behaviour is not None else None
+    if isinstance(behaviour, RaiseError) and behaviour.kind in ENVIRONMENT_LIKE_ERROR_KINDS:
+        _, expectation, observed = single_step(trial, scenario)
+        if handler_exception_escaped(observed):
+            raise violation(
+                "the handler raised an ordinary exception and execute let it escape",
+                replace(expectation.dispatched()[0], handler_calls=None),
+                observed,
+            )
+        return
     handler_outcome(trial, scenario, "the handler raised an ordinary exception")
 
 
@@ -180,7 +194,12 @@ def check_E8(trial: Trial, scenario: Scenario) -> None:
     # A call the executor should have rejected but dispatched breaks V2–V6, not this clause;
     # running the handler for an action without a tool call, or for a call the executor then
     # reports as rejected, breaks it.
-    if calls and (expectation.verdict is CallVerdict.NO_TOOL_CALL or rejected_outcome(observed)):
+    # (An accepted call whose handler ran once and whose outcome then says NOT_EXECUTED breaks
+    # what the outcome must be — V1, E3–E5 — not how often the handler ran.)
+    if calls and (
+        expectation.verdict is CallVerdict.NO_TOOL_CALL
+        or (expectation.verdict is not CallVerdict.MUST_ACCEPT and rejected_outcome(observed))
+    ):
         raise violation(
             f"the handler ran {len(calls)}x for an action that was not executed",
             expectation,
@@ -261,6 +280,11 @@ def check_E10(trial: Trial, scenario: Scenario) -> None:
     (How its observation is worded is E4's concern.)"""
     _, expectation, observed = single_step(trial, scenario)
     if rejected_instead(trial, observed) or not_reached(trial, observed):
+        return
+    if handler_exception_escaped(observed):
+        # The handler's own exception came out of execute: ordinary exceptions are not turned
+        # into outcomes at all, which E4 reports (its traps include these kinds); this clause
+        # is about calling one ENV_ERROR.
         return
     alternative = replace(expectation.dispatched()[0], handler_calls=None, observation=None)
     outcome = observed.outcome
@@ -551,7 +575,13 @@ def traps() -> dict[str, list[Scenario]]:
         "E1": [trap(Action(code=code)) for code in _code_like_calls()],
         "E4": [
             trap(_call("search", {"q": "x"}), RaiseError(kind=kind, message="x"))
-            for kind in ("KeyError", *sorted(set(ERROR_KINDS) - {"KeyError"}))
+            for kind in (
+                "KeyError",
+                *sorted(set(ERROR_KINDS) - {"KeyError"}),
+                "ValueError",
+                "ToolValidationError",
+                "OSError",
+            )
         ],
         "E5": [trap(_call("search", {"q": "x"}), ReturnText(text=text)) for text in _EXACT_TEXTS],
         "E6": [
