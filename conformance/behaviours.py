@@ -14,7 +14,6 @@ import asyncio
 import builtins
 import json
 import socket
-import sys
 from collections.abc import Awaitable, Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -127,9 +126,27 @@ def _with_context(message: str) -> Exception:
     return exc
 
 
+class _ExceptionGroupBefore311(Exception):
+    """What task-group runtimes raise on 3.10 (the ``exceptiongroup`` backport's shape): a
+    message and the ``exceptions`` inside."""
+
+    def __init__(self, message: str, exceptions: list[Exception]) -> None:
+        super().__init__(message, exceptions)
+        self.message = message
+        self.exceptions = tuple(exceptions)
+
+    def __str__(self) -> str:
+        count = len(self.exceptions)
+        return f"{self.message} ({count} sub-exception{'s' if count != 1 else ''})"
+
+
+_ExceptionGroupBefore311.__name__ = _ExceptionGroupBefore311.__qualname__ = "ExceptionGroup"
+
+
 def _exception_group(message: str) -> Exception:
-    """An ``ExceptionGroup`` (3.11+) is an ordinary exception: E4 reports the group itself."""
-    group: Any = getattr(builtins, "ExceptionGroup")  # noqa: B009 (absent on 3.10)
+    """An ``ExceptionGroup`` is an ordinary exception: E4 reports the group itself, not the
+    first exception inside (3.10: a stand-in of the same name and shape)."""
+    group: Any = getattr(builtins, "ExceptionGroup", _ExceptionGroupBefore311)
     built: Exception = group(message or "two failures", [KeyError("a"), ValueError("b")])
     return built
 
@@ -155,7 +172,7 @@ ERROR_KINDS: Mapping[str, Callable[[str], Exception]] = {
     "nested class _Client.Timeout": _Client.Timeout,
     "RuntimeError from OSError": _with_cause,
     "LookupError during KeyError": _with_context,
-    **({"ExceptionGroup": _exception_group} if sys.version_info >= (3, 11) else {}),
+    "ExceptionGroup": _exception_group,
 }
 """Ordinary exceptions for E4: kind -> constructor taking the message."""
 
