@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from conformance.certify import select_clauses
+from conformance.engine import select_clauses
 
 EXPECTED_FILE = Path(__file__).with_name("expected.json")
 EXPECTED: dict[str, Any] = json.loads(EXPECTED_FILE.read_text(encoding="utf-8"))["adapters"]
