@@ -170,6 +170,7 @@ PROPERTIES: Mapping[str, Property] = {
             scenarios=single([VALID], ["non_str"]),
             check=dispatch.check_E9,
             black_box=False,
+            examples=_examples("E9"),
             inconclusive=nothing_judged,
         ),
         Property(

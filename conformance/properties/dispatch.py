@@ -602,6 +602,10 @@ def traps() -> dict[str, list[Scenario]]:
             _twice(_SAFE_TOOL, {"key": "a"}, ReturnText(text="ok")),
             _twice(_SAFE_TOOL, {"key": "a"}, YieldFirst(times=3, then=ReturnText(text="ok"))),
         ],
+        "E9": [
+            trap(_call("search", {"q": "x"}), ReturnNonStr(kind=kind))
+            for kind in ("None", "dict", "object")
+        ],
         "E10": [
             trap(_call("search", {}), RaiseError(kind=kind, message="down"))
             for kind in ("ValueError", *sorted(set(ENVIRONMENT_LIKE_ERROR_KINDS) - {"ValueError"}))
