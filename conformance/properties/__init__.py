@@ -189,6 +189,7 @@ PROPERTIES: Mapping[str, Property] = {
             ),
             check=dispatch.check_E11,
             black_box=False,
+            examples=_examples("E11"),
         ),
         Property(
             clause="E12",

@@ -32,7 +32,7 @@ from conformance.oracle import (
     expect,
     mismatch,
 )
-from conformance.properties.scenarios import Scenario, Violation, trap
+from conformance.properties.scenarios import TRAP_TOOLS, Scenario, Violation, trap
 from conformance.properties.scenarios import call as _call
 from conformance.properties.shared import (
     handler_exception_escaped,
@@ -605,6 +605,15 @@ def traps() -> dict[str, list[Scenario]]:
         "E9": [
             trap(_call("search", {"q": "x"}), ReturnNonStr(kind=kind))
             for kind in ("None", "dict", "object")
+        ],
+        "E11": [
+            Scenario(
+                tools=TRAP_TOOLS,
+                steps=(
+                    Step(action=_call("search", {"q": "a"}), behaviour=ReturnText(text="first")),
+                    Step(action=_call("search", {"q": "b"}), behaviour=ReturnText(text="second")),
+                ),
+            )
         ],
         "E10": [
             trap(_call("search", {}), RaiseError(kind=kind, message="down"))

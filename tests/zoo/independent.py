@@ -112,6 +112,10 @@ class FalsyAdditionalPropertiesCloses(ZooExecutor):
         "caught only at ci seed 3: a ci V1 run sees ~16 distinct pool schemas (index 0 a quarter "
         "of the time) and none had additionalProperties {}"
     )
+    KNOWN_UNSTABLE: ClassVar[str | None] = (
+        "caught at ci seed 0 in the whole suite under pytest -n 2, missed when its test runs "
+        "alone: the verdict depends on the process (defect 10)"
+    )
 
     def additional_applies(self, schema: Mapping[str, object]) -> bool:
         return not schema.get("additionalProperties", True) and "patternProperties" not in schema
@@ -128,6 +132,10 @@ class AdditionalPropertiesSchemaCloses(ZooExecutor):
     KNOWN_MISS: ClassVar[str | None] = (
         "caught only at ci seed 1: no ci-seed-0 V1 example sends an extra key to a schema with an "
         "additionalProperties schema"
+    )
+    KNOWN_UNSTABLE: ClassVar[str | None] = (
+        "caught at ci seed 0 in the whole suite under pytest -n 2, missed when its test runs "
+        "alone: the verdict depends on the process (defect 10)"
     )
 
     def additional_applies(self, schema: Mapping[str, object]) -> bool:
