@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,8 +20,8 @@ from typing import Any
 from conformance._core.deadline import DeadlineRunner, Job
 from conformance._core.limits import GRACE
 from conformance._core.text import clip, describe_exception, exception_text, safe_repr
-from conformance.behaviours import Behaviour, HandlerCall, Script
-from polyloop import Action, ActionOutcome, ToolRegistry
+from conformance.behaviours import CANCEL_MESSAGE, Behaviour, HandlerCall, Script
+from polyloop import Action, ActionOutcome, ActionStatus, ToolRegistry
 
 __all__ = ["Observed", "Step", "TargetError", "Trial", "exception_summary"]
 
@@ -43,9 +44,17 @@ class Observed:
     """The exception escaped the event loop itself (KeyboardInterrupt/SystemExit)."""
     blocked: bool = False
     """Timed out without giving control back to the event loop (or ignoring cancellation)."""
+    lookalike: str | None = None
+    """execute returned an instance of this class, which has ActionOutcome's fields but is not
+    an ActionOutcome; `outcome` is then an ActionOutcome built from those fields, so every
+    clause judges the values and only E15 the type."""
+    concurrent_calls: tuple[HandlerCall, ...] | None = None
+    """Every handler call of a concurrent run (white-box), not attributed to steps."""
 
     def describe(self) -> str:
         calls = "" if self.calls is None else f"; handler called {len(self.calls)}x"
+        if self.lookalike is not None:
+            calls += f" (returned as a {self.lookalike}, not an ActionOutcome)"
         if self.timed_out is not None:
             how = " and blocked the event loop (or ignored cancellation)" if self.blocked else ""
             return f"execute did not finish within {self.timed_out:g}s{how}{calls}"
@@ -105,11 +114,43 @@ async def _execute(executor: Any, action: Action, deadline: float) -> Observed:
     return _settled(task)
 
 
+_OUTCOME_FIELDS = (
+    "status",
+    "observation",
+    "observation_is_synthetic",
+    "env_reported_completion",
+    "observation_truncated_chars",
+)
+
+
+def returned(value: object) -> Observed:
+    """What execute returned, with a look-alike outcome (ActionOutcome's fields on another
+    class) turned into the ActionOutcome it imitates (see `Observed.lookalike`)."""
+    if isinstance(value, ActionOutcome) or not all(hasattr(value, f) for f in _OUTCOME_FIELDS):
+        return Observed(outcome=value)
+    if not isinstance(getattr(value, "status", None), ActionStatus):
+        return Observed(outcome=value)
+    try:
+        outcome = ActionOutcome(**{name: getattr(value, name) for name in _OUTCOME_FIELDS})
+    except (TypeError, ValueError):
+        return Observed(outcome=value)  # not even valid field values: judged as not an outcome
+    return Observed(outcome=outcome, lookalike=type(value).__qualname__)
+
+
 def _settled(task: asyncio.Future[Any]) -> Observed:
-    if task.cancelled():
-        return Observed(raised=asyncio.CancelledError())
-    exc = task.exception()
-    return Observed(raised=exc) if exc is not None else Observed(outcome=task.result())
+    """What a finished task gave. For a cancelled task, the CancelledError that escaped the
+    coroutine itself (E6 wants that very object): ``task.result()`` raises it on 3.11+ (only the
+    first time it is asked); on 3.10 it raises a fresh one whose ``__context__`` is it."""
+    try:
+        value = task.result()
+    except asyncio.CancelledError as exc:
+        inner = exc.__context__
+        if sys.version_info < (3, 11) and isinstance(inner, asyncio.CancelledError):
+            return Observed(raised=inner)
+        return Observed(raised=exc)
+    except BaseException as exc:
+        return Observed(raised=exc)
+    return returned(value)
 
 
 async def _execute_cancelled(
@@ -136,7 +177,7 @@ async def _execute_cancelled(
     if task.done():
         return None
     touch()
-    task.cancel()
+    task.cancel(CANCEL_MESSAGE)
     done, _ = await asyncio.wait({task}, timeout=deadline)
     if not done:
         return Observed(timed_out=deadline)
@@ -168,6 +209,9 @@ class Trial:
         """How many jobs never gave their event loop back (the runner moved to a new loop)."""
         self.stuck_since: str | None = None
         """The clause in which a job first got stuck (set by the engine)."""
+        self.judged = 0
+        """How many examples a clause about a handler's result could judge (white-box: the
+        handler ran); see `conformance.properties.shared.not_reached`."""
 
     @property
     def white_box(self) -> bool:
@@ -279,9 +323,28 @@ class Trial:
         limit = self.deadline + GRACE
         finished = self.runner.run(job, limit, isolate=self.white_box)
         observed = self._finish(finished, results, steps, script, [])
+        every = tuple(script.calls) if self.white_box else None
         for item in observed:
             item.calls = None
+            item.concurrent_calls = every
         return observed
+
+    def inspect(self, tools: Sequence[Any], look: Callable[[Any], Any]) -> Any:
+        """``look(executor)`` on the kit's loop thread, for an executor built as for a run
+        (white-box: from the factory, over a registry of `tools`; black-box: the executor).
+        None when it did not finish within the deadline."""
+        box: list[Any] = []
+        script = Script()
+
+        async def job(touch: Callable[[], None]) -> None:
+            executor = await self._executor_for(tools, script)
+            touch()
+            box.append(look(executor))
+
+        finished = self.runner.run(job, self.deadline + GRACE, isolate=self.white_box)
+        if finished is not None and finished.escaped is None and finished.raised is not None:
+            raise finished.raised
+        return box[0] if box else None
 
     def run_cancelled(self, tools: Sequence[Any], step: Step) -> Observed | None:
         """Run one step and cancel it while its handler is suspended (white-box: the scripted
@@ -312,7 +375,7 @@ class Trial:
                     with contextlib.suppress(BaseException):
                         task.result()
                     return
-                task.cancel()
+                task.cancel(CANCEL_MESSAGE)
                 done, _ = await asyncio.wait({task}, timeout=self.deadline)
                 results.append(_settled(task) if done else Observed(timed_out=self.deadline))
                 return

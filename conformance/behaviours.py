@@ -11,7 +11,9 @@ test: this call log is the kit's "backdoor".
 from __future__ import annotations
 
 import asyncio
+import builtins
 import json
+import socket
 from collections.abc import Awaitable, Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,9 +24,12 @@ from polyloop import ToolEnvironmentError, ToolValidationError
 
 __all__ = [
     "BASE_EXCEPTION_KINDS",
+    "CANCEL_MESSAGE",
     "ENVIRONMENT_LIKE_ERROR_KINDS",
     "ERROR_KINDS",
+    "HANDLER_NAME",
     "NON_STR_KINDS",
+    "OPAQUE_RESULT",
     "BackendUnavailable",
     "Behaviour",
     "ConformanceAbort",
@@ -65,6 +70,11 @@ _LookalikeEnvironmentError.__name__ = "ToolEnvironmentError"
 _LookalikeEnvironmentError.__qualname__ = "ToolEnvironmentError"
 
 
+CANCEL_MESSAGE = "cancelled by the conformance kit"
+"""The message the kit cancels with, and gives the CancelledError its handlers raise (E6): an
+executor that re-raises a fresh ``CancelledError()`` loses it."""
+
+
 class ConformanceAbort(BaseException):
     """A BaseException that is not an Exception, raised by a handler (E6).
 
@@ -93,6 +103,54 @@ class NonStrMessageError(Exception):
         return 42  # type: ignore[return-value]
 
 
+class _Client:
+    """A namespace, so that its exception's ``__qualname__`` (``_Client.Timeout``) differs from
+    its ``__name__`` (``Timeout``): E4 wants the ``__name__``."""
+
+    class Timeout(Exception):
+        """A nested exception class."""
+
+
+def _with_cause(message: str) -> Exception:
+    """A RuntimeError raised ``from`` an OSError: E4's text names neither the cause nor its
+    message."""
+    exc = RuntimeError(message)
+    exc.__cause__ = OSError("the underlying cause")
+    return exc
+
+
+def _with_context(message: str) -> Exception:
+    """A LookupError raised while handling a KeyError (implicit ``__context__``)."""
+    exc = LookupError(message)
+    exc.__context__ = KeyError("the earlier error")
+    return exc
+
+
+class _ExceptionGroupBefore311(Exception):
+    """What task-group runtimes raise on 3.10 (the ``exceptiongroup`` backport's shape): a
+    message and the ``exceptions`` inside."""
+
+    def __init__(self, message: str, exceptions: list[Exception]) -> None:
+        super().__init__(message, exceptions)
+        self.message = message
+        self.exceptions = tuple(exceptions)
+
+    def __str__(self) -> str:
+        count = len(self.exceptions)
+        return f"{self.message} ({count} sub-exception{'s' if count != 1 else ''})"
+
+
+_ExceptionGroupBefore311.__name__ = _ExceptionGroupBefore311.__qualname__ = "ExceptionGroup"
+
+
+def _exception_group(message: str) -> Exception:
+    """An ``ExceptionGroup`` is an ordinary exception: E4 reports the group itself, not the
+    first exception inside (3.10: a stand-in of the same name and shape)."""
+    group: Any = getattr(builtins, "ExceptionGroup", _ExceptionGroupBefore311)
+    built: Exception = group(message or "two failures", [KeyError("a"), ValueError("b")])
+    return built
+
+
 def _json_decode_error(message: str) -> Exception:
     return json.JSONDecodeError(message or "Expecting value", "{", 1)
 
@@ -111,6 +169,10 @@ ERROR_KINDS: Mapping[str, Callable[[str], Exception]] = {
     "LookupError": LookupError,
     "HandlerBug": HandlerBug,
     "Exception(two args)": lambda message: Exception(message, 42),
+    "nested class _Client.Timeout": _Client.Timeout,
+    "RuntimeError from OSError": _with_cause,
+    "LookupError during KeyError": _with_context,
+    "ExceptionGroup": _exception_group,
 }
 """Ordinary exceptions for E4: kind -> constructor taking the message."""
 
@@ -122,6 +184,13 @@ ENVIRONMENT_LIKE_ERROR_KINDS: Mapping[str, Callable[[str], Exception]] = {
     "OSError": OSError,
     "ConnectionError": ConnectionError,
     "TimeoutError": TimeoutError,
+    "asyncio.TimeoutError": asyncio.TimeoutError,
+    "ConnectionRefusedError": ConnectionRefusedError,
+    "ConnectionResetError": ConnectionResetError,
+    "BrokenPipeError": BrokenPipeError,
+    "socket.gaierror": lambda message: socket.gaierror(-2, message or "Name or service not known"),
+    "FileNotFoundError": FileNotFoundError,
+    "PermissionError": PermissionError,
     "lookalike ToolEnvironmentError": _LookalikeEnvironmentError,
 }
 """Ordinary exceptions an executor might mistake for a validation or environment error (E10)."""
@@ -129,9 +198,22 @@ ENVIRONMENT_LIKE_ERROR_KINDS: Mapping[str, Callable[[str], Exception]] = {
 BASE_EXCEPTION_KINDS: Mapping[str, Callable[[], BaseException]] = {
     "ConformanceAbort": lambda: ConformanceAbort("raised by a scripted handler"),
     "KeyboardInterrupt": KeyboardInterrupt,
-    "CancelledError": asyncio.CancelledError,
+    "CancelledError": lambda: asyncio.CancelledError(CANCEL_MESSAGE),
 }
 """BaseExceptions that are not Exceptions, for E6."""
+
+
+class _OpaqueResult:
+    """A non-str, non-JSON handler result whose ``repr`` is the same on every call (a fresh
+    ``object()`` would show another address each time, and an executor that puts the repr into
+    its outcome would look nondeterministic to E11)."""
+
+    def __repr__(self) -> str:
+        return "<opaque handler result>"
+
+
+OPAQUE_RESULT = _OpaqueResult()
+"""The one opaque result every ``ReturnNonStr("object")`` returns (it holds no state)."""
 
 NON_STR_KINDS: Mapping[str, Callable[[], object]] = {
     "None": lambda: None,
@@ -140,7 +222,7 @@ NON_STR_KINDS: Mapping[str, Callable[[], object]] = {
     "bytes": lambda: b"bytes are not text",
     "list": lambda: ["a", "list"],
     "dict": lambda: {"content": "a dict"},
-    "object": object,
+    "object": lambda: OPAQUE_RESULT,
 }
 """Non-str return values for E9."""
 
@@ -377,6 +459,9 @@ def is_plain_json(value: Any) -> bool:
 
 ToolHandlerFunction = Callable[..., Awaitable[Any]]
 
+HANDLER_NAME = "kit_handler"
+"""The ``__name__`` of every scripted handler."""
+
 
 @dataclass(kw_only=True, eq=False)
 class Script:
@@ -429,5 +514,7 @@ class Script:
             call.state = "returned"
             return result
 
-        scripted_handler.__name__ = scripted_handler.__qualname__ = f"scripted_{tool}"[:80]
+        # Not named after the tool: a TypeError naming the handler instead of the tool must not
+        # pass E9 because the handler's name contains the tool's.
+        scripted_handler.__name__ = scripted_handler.__qualname__ = HANDLER_NAME
         return scripted_handler

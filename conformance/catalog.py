@@ -334,6 +334,15 @@ CLAUSES: tuple[Clause, ...] = (
         """A call that full JSON Schema rejects but the subset accepts (an enum violation, say)
        may be dispatched (E3–E5 apply) or rejected (E2 applies); both conform.""",
     ),
+    _c(
+        "dispatch",
+        "E15",
+        "core",
+        "The executor is an ActionExecutor",
+        """execute is a coroutine function, every outcome is an ActionOutcome instance (not a
+       look-alike), and parameters() returns a mapping of str to str, the same on every call; a
+       RegistryExecutor returns exactly {"tools": "a,b,c"} (names in order, comma-joined).""",
+    ),
     # 7. Run requests
     _c(
         "session",

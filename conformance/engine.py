@@ -13,12 +13,14 @@ per-clause loop (`_clause_result`) and `_reproduce_line`.
 
 from __future__ import annotations
 
+import collections
 import enum
 import platform
 import random
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import hypothesis
@@ -82,7 +84,7 @@ def _set_up_problem(results: Iterable[ClauseResult]) -> str | None:
 CERTIFIED_CLAUSES: tuple[str, ...] = tuple(
     clause.id for clause in catalog.CLAUSES if clause.section in ("validation", "dispatch")
 )
-"""The clauses `certify` checks (V1–V8, E1–E14, one property each in
+"""The clauses `certify` checks (V1–V8, E1–E15, one property each in
 `conformance.properties`); the others concern specs, registries, tool authors and the API, and
 have their own checks."""
 
@@ -178,7 +180,16 @@ def _hypothesis_test(
 
     def test(scenario: Scenario) -> None:
         if search.stop is not None:
-            raise search.stop  # the executor hangs or its factory fails: stop exploring
+            # The executor hangs or its factory fails: stop exploring. After a hang only the
+            # example that hung fails again; failing every later one too would fail examples
+            # Hypothesis already saw pass, which it reports as flaky (issue 9, defect 3).
+            if (
+                isinstance(search.stop, Violation)
+                and search.failure is not None
+                and scenario != search.failure[0]
+            ):
+                return
+            raise search.stop
         if search.failure is None:
             search.examples += 1
         try:
@@ -261,9 +272,11 @@ def _search_clause(
             _plainer_failure(prop, trial, search)
         return search.failed("" if search.failure else violation.message)
     except hypothesis.errors.Flaky:
+        if isinstance(search.stop, Violation):
+            return search.failed("")  # the deadline stop, not a flaky executor
         return search.failed(
-            " (flaky: replaying this example did not fail the same way; the executor is "
-            "nondeterministic)",
+            " (flaky: replaying this example did not fail the same way; the executor keeps "
+            "state between calls or executors, or is nondeterministic)",
             fallback="Hypothesis reported a flaky test",
         )
     except hypothesis.errors.Unsatisfiable as exc:
@@ -453,7 +466,7 @@ def _outcome(run: _Run, prop: Property) -> _ClauseOutcome:
         missing = _no_scenario(prop, run.source, run.seed)
         if missing is not None:
             return _ClauseOutcome(verdict=ClauseStatus.SKIPPED, examples=0, message=missing)
-    run.trial.cancellations = 0
+    run.trial.cancellations = run.trial.judged = 0
     try:
         return _search_clause(prop, run.source, run.trial, run.settings, run.seed, run.name)
     except UnresolvedReference as exc:  # a schema the kit refuses to resolve: not a kit bug
@@ -509,6 +522,52 @@ def _stuck_note(run: _Run, clause_id: str) -> str:
         f"note: a call in {clause_id} never gave its event loop back, so the kit abandoned "
         f"that loop and moved to a new one; {what}"
     )
+
+
+_MUTABLE = (dict, list, set, bytearray, collections.deque)
+
+
+def _state_outside(target: Any, white_box: bool) -> dict[str, str]:
+    """Fingerprints of the mutable containers an executor could keep state in outside itself:
+    its classes' attributes, its module's globals and (white-box) the factory object's own
+    attributes. A change between clauses means state one clause left can decide another's
+    verdict, so a failure may not reproduce with ``--only`` (issue 9, defect 11)."""
+    kind = target if isinstance(target, type) else type(target)
+    namespaces: list[tuple[str, Mapping[str, Any]]] = [
+        (klass.__qualname__, vars(klass))
+        for klass in kind.__mro__
+        if klass.__module__ not in ("builtins", "abc", "typing")
+    ]
+    if white_box and not isinstance(target, type) and hasattr(target, "__dict__"):
+        namespaces.append((f"the factory {kind.__qualname__}", vars(target)))
+    module = sys.modules.get(getattr(target, "__module__", None) or kind.__module__)
+    if module is not None and module.__name__ != "builtins":
+        namespaces.append((module.__name__, vars(module)))
+    found: dict[str, str] = {}
+    for owner, namespace in namespaces:
+        for name, value in list(namespace.items()):
+            if name.startswith("__") or not isinstance(value, _MUTABLE):
+                continue
+            try:
+                size = len(value)
+                shown = repr(value) if size <= 1000 else ""
+            except Exception:
+                continue
+            found[f"{owner}.{name}"] = f"{size}:{hash(shown)}"
+    return found
+
+
+def _needs_earlier(result: ClauseResult, changed: list[str], ran: list[str]) -> ClauseResult:
+    """A failing clause that ran after the target's outside state changed: say so, and name
+    the clauses that ran before it (its reproduce line stays ``--only`` the clause)."""
+    if result.status != ClauseStatus.FAIL.value or not changed or len(ran) < 2:
+        return result
+    names = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+    note = (
+        f" (this failure may need the clauses run before it: state outside the executor "
+        f"changed while earlier clauses ran — {names}; reproduce with --only {','.join(ran)})"
+    )
+    return replace(result, message=(result.message or "") + note)
 
 
 def _not_run(clause_id: str, failed: str) -> ClauseResult:
@@ -590,8 +649,8 @@ def certify(
 
     Black-box: `target` is an executor and `registry` the registry it serves. Only what needs
     no knowledge of the handlers is checked (E1, E2, E6 when some call can be caught
-    suspended, E7, V1–V8); the other clauses are reported ``skipped``. Valid calls (V1, E6,
-    E7) really reach the executor's handlers: point it at a test backend.
+    suspended, E7, E14, E15, V1–V8); the other clauses are reported ``skipped``. Valid calls
+    (V1, E6, E7) really reach the executor's handlers: point it at a test backend.
 
     `level` ``core`` checks design 0008's clauses, ``strict`` adds the [H] hardening.
     `profile` picks Hypothesis settings (`conformance.profiles`); a run is reproducible from
@@ -672,15 +731,20 @@ def _certify(
         replay=replay,
     )
     results: list[ClauseResult] = []
+    initial = _state_outside(target, run.mode == "white-box")
     try:
         for index, clause_id in enumerate(selected, start=1):
             stopped = next((r.id for r in results if r.status in ("fail", "error")), None)
             if started is not None:
                 started(clause_id, index, len(selected))
+            now = _state_outside(target, run.mode == "white-box")
+            changed = sorted(k for k in {*initial, *now} if initial.get(k) != now.get(k))
             result = (
                 _not_run(clause_id, stopped)
                 if fail_fast and stopped
-                else _clause_result(run, clause_id)
+                else _needs_earlier(
+                    _clause_result(run, clause_id), changed, [*(r.id for r in results), clause_id]
+                )
             )
             results.append(result)
             if finished is not None:

@@ -39,6 +39,7 @@ from conformance._core.text import STR_FAILED
 from conformance._runner import Observed, exception_summary
 from conformance.behaviours import (
     BASE_EXCEPTION_KINDS,
+    CANCEL_MESSAGE,
     ENVIRONMENT_LIKE_ERROR_KINDS,
     Behaviour,
     RaiseBaseException,
@@ -282,6 +283,10 @@ class Expected:
     raises: type[BaseException] | None = None
     same_exception: bool = False
     """E6: execute must raise the very exception object the handler raised."""
+    cancel_message: str | None = None
+    """E6, a CancelledError: one carrying this message (the kit's cancellation, as delivered to
+    execute) also counts as unchanged — a handler run in a child task (a task group,
+    ``asyncio.shield``) sees a CancelledError of its own, while execute's is the kit's."""
     must_name: tuple[str, ...] = ()
     """Names the observation (or the exception message) must mention."""
 
@@ -402,18 +407,29 @@ def _dispatch_alternatives(
         return (Expected(clause="E9", raises=TypeError, must_name=(tool,), handler_calls=calls),)
     if isinstance(final, RaiseBaseException):
         raised = type(BASE_EXCEPTION_KINDS[final.kind]())
-        # A CancelledError crossing a task boundary is re-created by asyncio, so only its type
-        # can be required; any other BaseException must arrive as the very same object.
+        # Any other BaseException must arrive as the very object the handler raised. A
+        # CancelledError a handler raises itself, in a child task of a correct executor
+        # (``asyncio.shield``), becomes a new one when asyncio cancels the waiting parent, so
+        # only its type can be required; a cancellation the kit delivers is checked exactly
+        # (Suspend, below).
         return (
             Expected(
                 clause="E6",
                 raises=raised,
                 handler_calls=calls,
-                same_exception=final.kind != "CancelledError",
+                same_exception=raised is not asyncio.CancelledError,
             ),
         )
     if isinstance(final, Suspend):
-        return (Expected(clause="E6", raises=asyncio.CancelledError, handler_calls=calls),)
+        return (
+            Expected(
+                clause="E6",
+                raises=asyncio.CancelledError,
+                handler_calls=calls,
+                same_exception=True,
+                cancel_message=CANCEL_MESSAGE,
+            ),
+        )
     raise TypeError(f"the oracle does not know the behaviour {behaviour!r}")
 
 
@@ -489,8 +505,18 @@ def mismatch(expected: Expected, observed: Observed) -> str | None:
             expected.same_exception
             and observed.calls is not None
             and not any(call.raised is observed.raised for call in observed.calls)
+            and not (
+                expected.cancel_message is not None
+                and expected.cancel_message in observed.raised.args
+            )
         ):
-            problems.append("execute raised a different exception object than the handler's")
+            original = next((call.raised for call in observed.calls if call.raised), None)
+            lost = (
+                f" (args {observed.raised.args!r}, the handler's {original.args!r})"
+                if original is not None and original.args != observed.raised.args
+                else ""
+            )
+            problems.append(f"execute raised a different exception object than the handler's{lost}")
         text = _safe_str(observed.raised)
         unnamed = [name for name in expected.must_name if not mentions(text, name)]
         if unnamed:

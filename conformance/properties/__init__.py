@@ -8,7 +8,7 @@ catalog row, the report line, the `ExecutorContract` test and the check are foun
 
 Every check judges the executor through the oracle and the scripted handlers' call log, never
 through the executor's own account of what it did. The checks live with their hand-picked
-scenarios in `validation` (V1-V8) and `dispatch` (E1-E14); `scenarios` holds the shared types
+scenarios in `validation` (V1-V8) and `dispatch` (E1-E15); `scenarios` holds the shared types
 and strategies, `shared` the pieces several checks use.
 """
 
@@ -28,6 +28,7 @@ from conformance.properties.scenarios import (
     repeated,
     single,
 )
+from conformance.properties.shared import nothing_judged
 
 __all__ = ["PROPERTIES", "Property", "Scenario", "ScenarioSource", "Violation", "black_box_clauses"]
 
@@ -46,6 +47,7 @@ _ALL_ACTIONS = (VALID, VALID, INVALID, BEYOND, CODE)
 # E8's commonest bug is a handler run for a rejected call, so rejected calls are drawn as often
 # as accepted ones (with one draw in five, a derandomized run on some Pythons never drew one).
 _E8_ACTIONS = (VALID, VALID, INVALID, INVALID, BEYOND, CODE)
+_E8_BEHAVIOURS = ("text", "environment_error", "error", "error_like", "unprintable", "non_str")
 
 PROPERTIES: Mapping[str, Property] = {
     p.clause: p
@@ -108,13 +110,20 @@ PROPERTIES: Mapping[str, Property] = {
             black_box=True,
             examples=_examples("V8"),
         ),
-        Property(clause="E1", scenarios=single([CODE]), check=dispatch.check_E1, black_box=True),
+        Property(
+            clause="E1",
+            scenarios=single([CODE]),
+            check=dispatch.check_E1,
+            black_box=True,
+            examples=_examples("E1"),
+        ),
         Property(clause="E2", scenarios=single([INVALID]), check=dispatch.check_E2, black_box=True),
         Property(
             clause="E3",
             scenarios=single([VALID], ["environment_error"]),
             check=dispatch.check_E3,
             black_box=False,
+            inconclusive=nothing_judged,
         ),
         Property(
             clause="E4",
@@ -122,6 +131,7 @@ PROPERTIES: Mapping[str, Property] = {
             check=dispatch.check_E4,
             black_box=False,
             examples=_examples("E4"),
+            inconclusive=nothing_judged,
         ),
         Property(
             clause="E5",
@@ -129,6 +139,7 @@ PROPERTIES: Mapping[str, Property] = {
             check=dispatch.check_E5,
             black_box=False,
             examples=_examples("E5"),
+            inconclusive=nothing_judged,
         ),
         Property(
             clause="E6",
@@ -147,15 +158,20 @@ PROPERTIES: Mapping[str, Property] = {
         ),
         Property(
             clause="E8",
-            scenarios=single(_E8_ACTIONS, ["text"]),
+            # Every behaviour that reaches a handler: an executor that retries a raising
+            # handler runs it twice.
+            scenarios=single(_E8_ACTIONS, _E8_BEHAVIOURS),
             check=dispatch.check_E8,
             black_box=False,
+            examples=_examples("E8"),
         ),
         Property(
             clause="E9",
             scenarios=single([VALID], ["non_str"]),
             check=dispatch.check_E9,
             black_box=False,
+            examples=_examples("E9"),
+            inconclusive=nothing_judged,
         ),
         Property(
             clause="E10",
@@ -163,6 +179,7 @@ PROPERTIES: Mapping[str, Property] = {
             check=dispatch.check_E10,
             black_box=False,
             examples=_examples("E10"),
+            inconclusive=nothing_judged,
         ),
         Property(
             clause="E11",
@@ -172,6 +189,7 @@ PROPERTIES: Mapping[str, Property] = {
             ),
             check=dispatch.check_E11,
             black_box=False,
+            examples=_examples("E11"),
         ),
         Property(
             clause="E12",
@@ -179,6 +197,7 @@ PROPERTIES: Mapping[str, Property] = {
             check=dispatch.check_E12,
             black_box=False,
             examples=_examples("E12"),
+            inconclusive=nothing_judged,
         ),
         Property(clause="E13", scenarios=repeated, check=dispatch.check_E13, black_box=False),
         Property(
@@ -187,9 +206,16 @@ PROPERTIES: Mapping[str, Property] = {
             check=dispatch.check_E14,
             black_box=True,
         ),
+        Property(
+            clause="E15",
+            scenarios=single([VALID, INVALID, CODE], ["text", "environment_error", "error"]),
+            check=dispatch.check_E15,
+            black_box=True,
+            examples=_examples("E15"),
+        ),
     )
 }
-"""Clause ID -> its property, in contract order (V1–V8, then E1–E14)."""
+"""Clause ID -> its property, in contract order (V1–V8, then E1–E15)."""
 
 
 def black_box_clauses() -> tuple[str, ...]:

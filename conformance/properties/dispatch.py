@@ -1,20 +1,28 @@
-"""The checks of the dispatch clauses (E1-E14), each with its hand-picked scenarios."""
+"""The checks of the dispatch clauses (E1-E15), each with its hand-picked scenarios."""
 
 from __future__ import annotations
 
 import asyncio
+import inspect
+import json
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 from conformance._core.text import clip, json_text
-from conformance._runner import Trial
+from conformance._runner import Step, Trial
 from conformance.behaviours import (
+    CANCEL_MESSAGE,
+    ENVIRONMENT_LIKE_ERROR_KINDS,
+    ERROR_KINDS,
     RaiseBaseException,
+    RaiseEnvironmentError,
     RaiseError,
     RaiseUnprintable,
+    ReturnNonStr,
     ReturnText,
     Suspend,
+    YieldFirst,
     plain_copy,
 )
 from conformance.oracle import (
@@ -24,10 +32,12 @@ from conformance.oracle import (
     expect,
     mismatch,
 )
-from conformance.properties.scenarios import Scenario, Violation, trap
+from conformance.properties.scenarios import TRAP_TOOLS, Scenario, Violation, trap
 from conformance.properties.scenarios import call as _call
 from conformance.properties.shared import (
+    handler_exception_escaped,
     handler_outcome,
+    not_reached,
     reached_handler,
     rejected_instead,
     rejected_outcome,
@@ -37,7 +47,8 @@ from conformance.properties.shared import (
     stop_if_hung,
     violation,
 )
-from polyloop import Action, ActionOutcome, ActionStatus
+from conformance.strategies import ToolDef
+from polyloop import Action, ActionOutcome, ActionStatus, RegistryExecutor, ReplayPolicy
 
 
 def check_E1(trial: Trial, scenario: Scenario) -> None:
@@ -67,7 +78,20 @@ def check_E3(trial: Trial, scenario: Scenario) -> None:
 
 
 def check_E4(trial: Trial, scenario: Scenario) -> None:
-    """Another exception becomes EXECUTED "<ClassName>: <str(exc)>"."""
+    """Another exception becomes EXECUTED "<ClassName>: <str(exc)>". For the exceptions an
+    executor may mistake for environment errors (ValueError, OSError, ...), only letting one
+    escape execute is judged here; turning one into ENV_ERROR is E10's."""
+    step = scenario.steps[0]
+    behaviour = step.behaviour.final if step.behaviour is not None else None
+    if isinstance(behaviour, RaiseError) and behaviour.kind in ENVIRONMENT_LIKE_ERROR_KINDS:
+        _, expectation, observed = single_step(trial, scenario)
+        if handler_exception_escaped(observed):
+            raise violation(
+                "the handler raised an ordinary exception and execute let it escape",
+                replace(expectation.dispatched()[0], handler_calls=None),
+                observed,
+            )
+        return
     handler_outcome(trial, scenario, "the handler raised an ordinary exception")
 
 
@@ -91,10 +115,23 @@ def check_E6(trial: Trial, scenario: Scenario) -> None:
                 expectation,
                 observed,
             )
+        if trial.white_box:
+            require(
+                replace(expectation.dispatched()[0], handler_calls=None),
+                observed,
+                "cancelling execute while the handler waited",
+            )
+        elif CANCEL_MESSAGE not in observed.raised.args:
+            raise violation(
+                "cancelling execute with a message raised a CancelledError without it "
+                f"(args {observed.raised.args!r}): not the kit's cancellation, unchanged",
+                expectation,
+                observed,
+            )
         return
     observed = trial.run(scenario.tools, scenario.steps)[0]
     stop_if_hung(observed, expectation)
-    if rejected_instead(trial, observed):
+    if rejected_instead(trial, observed) or not_reached(trial, observed):
         return
     require(
         replace(expectation.dispatched()[0], handler_calls=None),
@@ -143,6 +180,9 @@ def _json_equal(a: Any, b: Any) -> bool:
 def check_E8(trial: Trial, scenario: Scenario) -> None:
     """The handler is awaited once for an accepted call, with only a mapping equal to the
     arguments, and never for a rejected call or an action without a tool call."""
+    if len(scenario.steps) > 1:
+        _check_each_call_runs(trial, scenario)
+        return
     step, expectation, observed = single_step(trial, scenario)
     calls = observed.calls or ()
     if expectation.verdict is CallVerdict.MUST_ACCEPT and not calls and rejected_outcome(observed):
@@ -154,7 +194,12 @@ def check_E8(trial: Trial, scenario: Scenario) -> None:
     # A call the executor should have rejected but dispatched breaks V2–V6, not this clause;
     # running the handler for an action without a tool call, or for a call the executor then
     # reports as rejected, breaks it.
-    if calls and (expectation.verdict is CallVerdict.NO_TOOL_CALL or rejected_outcome(observed)):
+    # (An accepted call whose handler ran once and whose outcome then says NOT_EXECUTED breaks
+    # what the outcome must be — V1, E3–E5 — not how often the handler ran.)
+    if calls and (
+        expectation.verdict is CallVerdict.NO_TOOL_CALL
+        or (expectation.verdict is not CallVerdict.MUST_ACCEPT and rejected_outcome(observed))
+    ):
         raise violation(
             f"the handler ran {len(calls)}x for an action that was not executed",
             expectation,
@@ -187,6 +232,43 @@ def check_E8(trial: Trial, scenario: Scenario) -> None:
             )
 
 
+def _check_each_call_runs(trial: Trial, scenario: Scenario) -> None:
+    """Identical accepted calls, one after another and then concurrently: each awaits its
+    handler (no memoising, not even of a SAFE tool, and no joining of an in-flight call)."""
+    expectations = [
+        expect(scenario.schemas, step.action, step.behaviour, white_box=True)
+        for step in scenario.steps
+    ]
+    if any(e.verdict is not CallVerdict.MUST_ACCEPT for e in expectations):
+        return
+    for index, observed in enumerate(trial.run(scenario.tools, scenario.steps)):
+        stop_if_hung(observed, expectations[index], index)
+        if rejected_outcome(observed):
+            return  # a valid call rejected: V1's failure
+        ran = len(observed.calls or ())
+        if ran != 1:
+            raise violation(
+                f"step {index + 1} of {len(scenario.steps)} identical accepted calls run one "
+                f"after another: the handler ran {ran}x, not once",
+                expectations[index],
+                observed,
+                index,
+            )
+    together = trial.run_concurrently(scenario.tools, scenario.steps)
+    for index, observed in enumerate(together):
+        stop_if_hung(observed, expectations[index], index)
+        if rejected_outcome(observed):
+            return  # refusing a duplicate in flight is E11's failure, not this one's
+    ran = len(together[0].concurrent_calls or ())
+    if ran != len(scenario.steps):
+        raise Violation(
+            f"{len(scenario.steps)} identical accepted calls run concurrently ran the handler "
+            f"{ran}x in all, not once each",
+            expected=f"the handler called {len(scenario.steps)}x",
+            actual="; ".join(observed.describe() for observed in together),
+        )
+
+
 def check_E9(trial: Trial, scenario: Scenario) -> None:
     """A non-str return makes execute raise TypeError naming the tool."""
     handler_outcome(trial, scenario, "the handler returned a non-str")
@@ -197,7 +279,12 @@ def check_E10(trial: Trial, scenario: Scenario) -> None:
     ToolValidationError or an OSError is an ordinary exception, EXECUTED and not synthetic.
     (How its observation is worded is E4's concern.)"""
     _, expectation, observed = single_step(trial, scenario)
-    if rejected_instead(trial, observed):
+    if rejected_instead(trial, observed) or not_reached(trial, observed):
+        return
+    if handler_exception_escaped(observed):
+        # The handler's own exception came out of execute: ordinary exceptions are not turned
+        # into outcomes at all, which E4 reports (its traps include these kinds); this clause
+        # is about calling one ENV_ERROR.
         return
     alternative = replace(expectation.dispatched()[0], handler_calls=None, observation=None)
     outcome = observed.outcome
@@ -264,7 +351,7 @@ def check_E12(trial: Trial, scenario: Scenario) -> None:
     """An exception whose str() raises still gives an outcome, whose observation says
     "<exception str() failed>" (the "<ClassName>: " before it is E3's and E4's concern)."""
     _, expectation, observed = single_step(trial, scenario)
-    if rejected_instead(trial, observed):
+    if rejected_instead(trial, observed) or not_reached(trial, observed):
         return
     outcome = observed.outcome
     if (
@@ -345,6 +432,73 @@ def check_E14(trial: Trial, scenario: Scenario) -> None:
     )
 
 
+def _executor_problem(executor: Any, names: tuple[str, ...] | None) -> str | None:
+    """Why `executor` is not an ActionExecutor (E15), or None. `names` are the tools of the
+    registry a RegistryExecutor must report, None when unknown."""
+    kind = type(executor).__name__
+    execute = getattr(executor, "execute", None)
+    if not inspect.iscoroutinefunction(execute):
+        return f"{kind}.execute is not a coroutine function (async def)"
+    parameters = getattr(executor, "parameters", None)
+    if parameters is None:
+        return f"{kind} has no parameters() method"
+    if not callable(parameters):
+        return f"{kind}.parameters is a {type(parameters).__name__}, not a method"
+    seen = []
+    for _ in range(2):
+        try:
+            value = parameters()
+        except Exception as exc:
+            return f"{kind}.parameters() raised {type(exc).__name__}: {exc}"
+        if not isinstance(value, Mapping):
+            return f"{kind}.parameters() returned a {type(value).__name__}, not a mapping"
+        for key, item in value.items():
+            if not isinstance(key, str) or not isinstance(item, str):
+                return (
+                    f"{kind}.parameters() maps {_clip(key, 60)} (a {type(key).__name__}) to "
+                    f"{_clip(item, 60)} (a {type(item).__name__}): keys and values must be str"
+                )
+        seen.append(dict(value))
+    if seen[0] != seen[1]:
+        return (
+            f"{kind}.parameters() returned {_clip(seen[0], 120)}, then {_clip(seen[1], 120)}: "
+            "it must be the same on every call"
+        )
+    if isinstance(executor, RegistryExecutor):
+        order = names if names is not None else tuple(executor.registry.names())
+        wanted = {"tools": ",".join(order)}
+        if seen[0] != wanted:
+            return (
+                f"the RegistryExecutor {kind}.parameters() returned {_clip(seen[0], 160)}, not "
+                f"{_clip(wanted, 160)} (the tool names in registry order, joined by ',')"
+            )
+    return None
+
+
+def check_E15(trial: Trial, scenario: Scenario) -> None:
+    """The executor is an ActionExecutor: ``execute`` is a coroutine function, ``parameters()``
+    a stable mapping of str to str (exactly ``{"tools": "a,b,c"}`` for a RegistryExecutor), and
+    every outcome an ActionOutcome instance, not a look-alike."""
+    names = tuple(tool.name for tool in scenario.tools) if trial.white_box else None
+    problem = trial.inspect(scenario.tools, lambda executor: _executor_problem(executor, names))
+    if problem is not None:
+        raise Violation(problem, expected="an ActionExecutor (E15)", actual=problem)
+    _, expectation, observed = single_step(trial, scenario)
+    if observed.lookalike is not None:
+        raise violation(
+            f"execute returned a {observed.lookalike}, which has ActionOutcome's fields but is "
+            "not an ActionOutcome",
+            expectation,
+            observed,
+        )
+    if observed.raised is None and not isinstance(observed.outcome, ActionOutcome):
+        raise violation(
+            f"execute returned a {type(observed.outcome).__name__}, not an ActionOutcome",
+            expectation,
+            observed,
+        )
+
+
 def _clip(value: Any, limit: int = 300) -> str:
     return clip(json_text(value, sort_keys=False), limit)
 
@@ -362,11 +516,74 @@ def nothing_cancelled(trial: Trial) -> str | None:
     )
 
 
+_EXACT_TEXTS = (
+    "x" * 120_000,
+    "a\r\nb\r\n",
+    "cafe\u0301",  # NFD: NFC would make it "caf\u00e9"
+    "x  \n\ty\t\n",
+    "tail  ",
+    "\x7f\x85\u2028\u2029",
+    "\x00\x1b[31m red",
+)
+"""E5: texts an executor that "tidies" its observation changes."""
+
+_DEFAULTS_TOOL = ToolDef(
+    name="list_items",
+    description="List items.",
+    parameters={
+        "type": "object",
+        "properties": {
+            "limit": {"type": "integer", "default": 10},
+            "order": {"type": "string", "default": "asc"},
+        },
+    },
+)
+_SAFE_TOOL = ToolDef(
+    name="lookup",
+    description="A read-only lookup.",
+    parameters={"type": "object", "properties": {"key": {"type": "string"}}},
+    replay_policy=ReplayPolicy.SAFE,
+)
+
+
+def _twice(tool: ToolDef, arguments: Any, behaviour: Any) -> Scenario:
+    step = Step(action=_call(tool.name, arguments), behaviour=behaviour)
+    return Scenario(tools=(tool,), steps=(step, step))
+
+
+def _code_like_calls() -> list[str]:
+    """E1: code that reads like a call of one of the trap tools."""
+    arguments = {"q": "x"}
+    return [
+        json.dumps({"name": "search", "arguments": arguments}),
+        json.dumps({"type": "function", "function": {"name": "search", "arguments": "{}"}}),
+        '<tool_call>{"name": "search", "arguments": {"q": "x"}}</tool_call>',
+        'search(q="x")',
+        'Action: search\nAction Input: {"q": "x"}',
+    ]
+
+
 def traps() -> dict[str, list[Scenario]]:
-    """Clause ID -> the dispatch traps: exceptions and observations at the edges of E4-E12."""
+    """Clause ID -> the dispatch traps: exceptions and observations at the edges of E1-E15."""
+    e8_behaviours = [
+        ReturnText(text="ok"),
+        RaiseEnvironmentError(message="down"),
+        RaiseError(kind="KeyError", message="x"),
+        ReturnNonStr(kind="None"),
+    ]
     return {
-        "E4": [trap(_call("search", {"q": "x"}), RaiseError(kind="KeyError", message="x"))],
-        "E5": [trap(_call("search", {"q": "x"}), ReturnText(text="x" * 120_000))],
+        "E1": [trap(Action(code=code)) for code in _code_like_calls()],
+        "E4": [
+            trap(_call("search", {"q": "x"}), RaiseError(kind=kind, message="x"))
+            for kind in (
+                "KeyError",
+                *sorted(set(ERROR_KINDS) - {"KeyError"}),
+                "ValueError",
+                "ToolValidationError",
+                "OSError",
+            )
+        ],
+        "E5": [trap(_call("search", {"q": "x"}), ReturnText(text=text)) for text in _EXACT_TEXTS],
         "E6": [
             trap(_call("search", {}), RaiseBaseException(kind="KeyboardInterrupt")),
             trap(_call("search", {}), Suspend()),
@@ -376,12 +593,36 @@ def traps() -> dict[str, list[Scenario]]:
             trap(_call("nope", {})),
             trap(_call("search", {"q": "x"}), ReturnText(text="line\n" * 30_000)),
         ],
+        "E8": [
+            *(trap(_call("search", {"q": "x"}), b) for b in e8_behaviours),
+            trap(_call("list_items", {}), among=(_DEFAULTS_TOOL,)),
+            trap(_call("list_items", {"limit": 3}), among=(_DEFAULTS_TOOL,)),
+            trap(_call("count", {"n": 2**64 + 1})),
+            trap(_call("count", {"n": -(2**63) - 1, "tag": None})),
+            _twice(_SAFE_TOOL, {"key": "a"}, ReturnText(text="ok")),
+            _twice(_SAFE_TOOL, {"key": "a"}, YieldFirst(times=3, then=ReturnText(text="ok"))),
+        ],
+        "E9": [
+            trap(_call("search", {"q": "x"}), ReturnNonStr(kind=kind))
+            for kind in ("None", "dict", "object")
+        ],
+        "E11": [
+            Scenario(
+                tools=TRAP_TOOLS,
+                steps=(
+                    Step(action=_call("search", {"q": "a"}), behaviour=ReturnText(text="first")),
+                    Step(action=_call("search", {"q": "b"}), behaviour=ReturnText(text="second")),
+                ),
+            )
+        ],
         "E10": [
-            trap(_call("search", {}), RaiseError(kind="ValueError", message="bad")),
-            trap(
-                _call("search", {}),
-                RaiseError(kind="lookalike ToolEnvironmentError", message="down"),
-            ),
+            trap(_call("search", {}), RaiseError(kind=kind, message="down"))
+            for kind in ("ValueError", *sorted(set(ENVIRONMENT_LIKE_ERROR_KINDS) - {"ValueError"}))
         ],
         "E12": [trap(_call("search", {}), RaiseUnprintable())],
+        "E15": [
+            trap(_call("search", {"q": "x"})),
+            trap(_call("nope", {})),
+            trap(Action(code="print(1)")),
+        ],
     }

@@ -17,6 +17,7 @@ from conformance.behaviours import (
     MutateArguments,
     ReturnText,
     YieldFirst,
+    arguments_key,
     plain_copy,
 )
 from conformance.strategies import ToolDef
@@ -237,9 +238,15 @@ def many(
         def build(draw: st.DrawFn) -> Scenario:
             tools = draw(source.tools)
             steps = []
+            # Steps with equal calls share one behaviour: the kit scripts handlers per call
+            # (tool and arguments), so two behaviours for one call could not both run.
+            scripted: dict[tuple[str, Any], Behaviour] = {}
             for _ in range(draw(st.integers(low, high))):
                 action = draw(_calls(draw(st.sampled_from(list(kinds))))(tools))
-                behaviour = YieldFirst(times=draw(st.integers(0, 4)), then=draw(handler))
+                behaviour: Behaviour = YieldFirst(times=draw(st.integers(0, 4)), then=draw(handler))
+                if action.tool_call is not None:
+                    key = (action.tool_call.name, arguments_key(action.tool_call.arguments))
+                    behaviour = scripted.setdefault(key, behaviour)
                 steps.append(Step(action=action, behaviour=behaviour))
             return Scenario(tools=tools, steps=tuple(steps))
 

@@ -52,6 +52,27 @@ def rejected_instead(trial: Trial, observed: Observed) -> bool:
     return trial.white_box and not observed.calls and rejected_outcome(observed)
 
 
+def not_reached(trial: Trial, observed: Observed) -> bool:
+    """White-box: the handler never ran, so a clause about what happens *after* it ran (E3–E6,
+    E9, E10, E12) has nothing to judge; V1 (never reached its handler) and E8 (ran 0x) report
+    it. One cause, one clause: this keeps E5 from saying "the handler returned a str" about a
+    handler that was never called."""
+    if trial.white_box and not observed.calls:
+        return True
+    trial.judged += 1
+    return False
+
+
+def nothing_judged(trial: Trial) -> str | None:
+    """After a white-box run in which no handler ever ran: why the pass proves nothing."""
+    if not trial.white_box or trial.judged:
+        return None
+    return (
+        "no call reached its handler, so what the executor makes of a handler's result could "
+        "not be observed (V1 and E8 report the calls that never reached it)"
+    )
+
+
 def rejected_outcome(observed: Observed) -> bool:
     return (
         isinstance(observed.outcome, ActionOutcome)
@@ -77,15 +98,22 @@ def handler_outcome(trial: Trial, scenario: Scenario, words: str) -> None:
     """E3/E4/E5/E9: once a valid call reached its handler, the outcome is exactly the one the
     handler's behaviour calls for. (Being rejected instead is V1's concern.)"""
     _, expectation, observed = single_step(trial, scenario)
-    if rejected_instead(trial, observed):
+    if rejected_instead(trial, observed) or not_reached(trial, observed):
         return
     require(replace(expectation.dispatched()[0], handler_calls=None), observed, words)
 
 
+def handler_exception_escaped(observed: Observed) -> bool:
+    """White-box: execute raised the very exception its handler raised."""
+    raised = observed.raised
+    return raised is not None and any(call.raised is raised for call in observed.calls or ())
+
+
 def result_of_dispatch(expectation: Expectation, observed: Observed) -> bool:
-    """Whether what came back is what a dispatched call gives: an `ActionOutcome`, or the
-    exception the handler's behaviour calls for."""
-    if isinstance(observed.outcome, ActionOutcome):
+    """Whether what came back is what a dispatched call gives: an `ActionOutcome`, the
+    exception the handler's behaviour calls for, or (white-box) the handler's own exception,
+    let through — a dispatch, whose treatment of the exception E3/E4 judge."""
+    if isinstance(observed.outcome, ActionOutcome) or handler_exception_escaped(observed):
         return True
     return any(
         alternative.raises is not None and isinstance(observed.raised, alternative.raises)

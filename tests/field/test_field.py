@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+
 from conformance.engine import select_clauses
 
 EXPECTED_FILE = Path(__file__).with_name("expected.json")

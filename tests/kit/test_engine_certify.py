@@ -27,7 +27,22 @@ from polyloop import (
 )
 
 STRICT = tuple(CERTIFIED_CLAUSES)
-BLACK_BOX_CHECKED = {"V1", "V2", "V3", "V4", "V5", "V6", "V7", "V8", "E1", "E2", "E6", "E7", "E14"}
+BLACK_BOX_CHECKED = {
+    "V1",
+    "V2",
+    "V3",
+    "V4",
+    "V5",
+    "V6",
+    "V7",
+    "V8",
+    "E1",
+    "E2",
+    "E6",
+    "E7",
+    "E14",
+    "E15",
+}
 
 
 def assert_valid_report(report: Report) -> None:
@@ -183,7 +198,7 @@ def test_every_certified_clause_has_one_property_in_contract_order() -> None:
     from conformance.properties import PROPERTIES
 
     assert tuple(PROPERTIES) == STRICT
-    assert tuple(f"V{n}" for n in range(1, 9)) + tuple(f"E{n}" for n in range(1, 15)) == STRICT
+    assert tuple(f"V{n}" for n in range(1, 9)) + tuple(f"E{n}" for n in range(1, 16)) == STRICT
     assert conformance.certify is certify  # the function, not the module of the same name
 
 
@@ -191,7 +206,7 @@ def test_core_level_leaves_out_the_hardening_clauses() -> None:
     core = select_clauses("core")
     assert {"V8", "E11", "E12", "E13"}.isdisjoint(core)
     assert set(select_clauses("strict")) == set(STRICT)
-    assert len(STRICT) == 22
+    assert len(STRICT) == 23
 
 
 def test_only_and_expected_failures_are_validated() -> None:
@@ -386,8 +401,10 @@ class NotAsync(Misbehaves):
 
 
 def test_an_executor_that_raises_or_returns_junk_is_reported_against_the_clause() -> None:
-    report = certify(Misbehaves, profile="quick", seed=2, only=["E1", "E2", "E5"])
-    assert statuses(report) == {"E1": "fail", "E2": "fail", "E5": "fail"}
+    report = certify(Misbehaves, profile="quick", seed=2, only=["V1", "E1", "E2", "E5"])
+    # A valid call that raises before reaching its handler is V1's failure; E5 (what becomes of
+    # a handler's str) has nothing to judge (issue 9, defect 8).
+    assert statuses(report) == {"V1": "fail", "E1": "fail", "E2": "fail", "E5": "skipped"}
     assert "not an ActionOutcome" in (report.result("E1").message or "")
     assert "RuntimeError" in (report.result("E2").message or "")
     not_async = certify(NotAsync, profile="quick", seed=2, only=["E1"])

@@ -77,6 +77,7 @@ NEIGHBOURS: dict[str, tuple[str, ...]] = {
     "V7": ("E14", "E8", "E2"),
     "V8": ("E2", "V2", "V4"),
     "E14": ("V7", "E8", "E5"),
+    "E15": ("E1", "E7", "E11"),
 }
 """Per clause, clauses a bug in it could plausibly spill into (checked to stay green)."""
 

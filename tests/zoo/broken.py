@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import json
 import traceback
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from typing import Any, ClassVar
 
 import jsonschema
@@ -548,6 +548,19 @@ class BeyondSubsetReturnsRawResult(_BeyondSubset):
         assert spec is not None
         result: Any = await self.invoke(spec, self.handler_arguments(call))
         return result  # type: ignore[no-any-return]
+
+
+class ExecuteNotACoroutineFunction(ZooExecutor):
+    """``execute`` is a plain method that returns the coroutine of another: awaitable, and
+    every outcome is right, but an ActionExecutor's ``execute`` is a coroutine function (E15)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E15",)
+
+    def execute(self, action: Action) -> Coroutine[Any, Any, ActionOutcome]:  # type: ignore[override]
+        return self._execute(action)
+
+    async def _execute(self, action: Action) -> ActionOutcome:
+        return await super().execute(action)
 
 
 BROKEN: tuple[type[ZooExecutor], ...] = tuple(
