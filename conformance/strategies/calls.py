@@ -25,6 +25,7 @@ from conformance.strategies.values import (
     _near_misses,
     json_values,
     property_names,
+    sentinel_number,
     tool_names,
 )
 from polyloop import ToolCall, ToolRegistry
@@ -41,13 +42,16 @@ def _sentinelized(value: Any, padding: int, counter: list[int]) -> Any:
     if isinstance(value, str):
         counter[0] += 1
         return f"{SENTINEL_MARK}{counter[0]}" + "-value" * (padding // 6)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        counter[0] += 1
+        return sentinel_number(value, counter[0])
     return value
 
 
 @st.composite
 def _sentinels(draw: st.DrawFn, value: Any) -> Any:
     """`value` with every string leaf (not key) replaced by a distinct sentinel string, short
-    or thousands of characters long."""
+    or thousands of characters long, and every number by a distinct sentinel number."""
     return _sentinelized(value, draw(st.sampled_from([0, 0, 0, 40, 5000])), [0])
 
 

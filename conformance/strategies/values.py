@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
@@ -23,6 +25,12 @@ SENTINEL_MARK = "zqSENTINEL"
 """Every string value in an invalid call contains this mark; no key or tool name does. A
 rejection message containing it has echoed an argument value (V8)."""
 
+SENTINEL_NUMBER_BASE = 7_301_000_000
+"""Every number in an invalid call is replaced by ``SENTINEL_NUMBER_BASE + n`` (n < 1000, plus
+``.5`` for a non-integral float): digits no key, type name, count or length contains, so a
+rejection message containing them has echoed a number (V8)."""
+_SENTINEL_NUMBER = re.compile(r"7,?301,?000,?\d{3}")
+
 INVALID_AIMS = ("V2", "V3", "V4", "V5", "V6")
 
 BEHAVIOUR_KINDS = (
@@ -42,8 +50,18 @@ BEHAVIOUR_KINDS = (
 
 
 def has_sentinel(text: str) -> bool:
-    """Whether a text contains an argument value from an invalid call (see `SENTINEL_MARK`)."""
-    return SENTINEL_MARK in text
+    """Whether a text contains an argument value from an invalid call (see `SENTINEL_MARK`
+    and `SENTINEL_NUMBER_BASE`)."""
+    return SENTINEL_MARK in text or _SENTINEL_NUMBER.search(text) is not None
+
+
+def sentinel_number(value: int | float, index: int) -> int | float:
+    """The `index`-th sentinel number standing for `value`: of the same Python type, and
+    integral exactly when `value` is (so it keeps its JSON types, V6)."""
+    if isinstance(value, int):
+        return SENTINEL_NUMBER_BASE + index % 1000
+    integral = value.is_integer() if math.isfinite(value) else False
+    return float(SENTINEL_NUMBER_BASE + index % 1000) + (0.0 if integral else 0.5)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -131,7 +149,7 @@ _PROPERTY_WORDS = (
 
 
 def _clean_key(key: str) -> bool:
-    return SENTINEL_MARK not in key
+    return not has_sentinel(key)
 
 
 def _identifiers(first: str, rest: str, longest: int) -> st.SearchStrategy[str]:
