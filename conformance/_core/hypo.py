@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, settings
 __all__ = [
     "DEFAULT_PROFILE",
     "PROFILES",
+    "KitSettings",
     "Profile",
     "add_digest",
     "profile",
@@ -104,12 +105,60 @@ def profile_settings(name: str) -> settings:
     return settings(**profile(name).settings_kwargs())
 
 
+class KitSettings(settings):
+    """The settings of the kit's own runs (built only by `run_settings`). Hypothesis sees them
+    as ordinary settings; the kit's constants hook (`_without_local_constants`) recognises them
+    while they are active."""
+
+
 def run_settings(parent: settings | None, **overrides: Any) -> settings:
     """`parent` (None: the active Hypothesis profile) with the kit's quiet output and the given
     overrides: the one place both halves build the settings a run uses."""
-    return settings(
+    _without_local_constants()
+    return KitSettings(
         parent, verbosity=Verbosity.quiet, report_multiple_bugs=False, deadline=None, **overrides
     )
+
+
+def _without_local_constants() -> None:
+    """Make the kit's runs draw no constants from "local" modules (issue 9, defect 10).
+
+    Now and then (p = 0.05 per choice) Hypothesis draws a constant instead of a random value,
+    half the time from the literals of every loaded module that is neither stdlib nor
+    site-packages — the target's own module, the caller's scripts, whatever the process has
+    imported. A verdict would then depend on the target's source text and on the process. While
+    `KitSettings` are active, this hook draws constants from Hypothesis's global pool only; any
+    other test gets Hypothesis's own behaviour. Idempotent; a Hypothesis without the mechanism
+    is left alone."""
+    try:
+        from hypothesis.internal.conjecture import providers
+        from hypothesis.internal.conjecture.choice import choice_permitted
+    except ImportError:  # pragma: no cover - a Hypothesis without local constants
+        return
+    provider = getattr(providers, "HypothesisProvider", None)
+    original = getattr(provider, "_maybe_draw_constant", None)
+    pool = getattr(providers, "GLOBAL_CONSTANTS", None)
+    if provider is None or original is None or pool is None:  # pragma: no cover
+        return
+    if getattr(original, "_polyloop_kit_hook", False):
+        return
+
+    def maybe_draw_constant(
+        self: Any, choice_type: Any, constraints: Any, *, p: float = 0.05
+    ) -> Any:
+        if not isinstance(settings.default, KitSettings):
+            return original(self, choice_type, constraints, p=p)
+        if self._random.random() > p:
+            return None
+        allowed = [
+            choice
+            for choice in pool.set_for_type(choice_type)
+            if choice_permitted(choice, constraints)
+        ]
+        return self._random.choice(allowed) if allowed else None
+
+    maybe_draw_constant._polyloop_kit_hook = True  # type: ignore[attr-defined]
+    provider._maybe_draw_constant = maybe_draw_constant
 
 
 def add_digest(test: Any, key: bytes) -> None:
