@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from conformance import certify
 from conformance._core import hypo
 
-_TARGET = '''
+_TARGET = """
 from polyloop import RegistryExecutor
 
 SEEN = []
@@ -31,13 +31,13 @@ class Spy(RegistryExecutor):
     async def execute(self, action):
         SEEN.append(repr(action.tool_call))
         return await super().execute(action)
-'''
+"""
 
-_NOISE = '''
+_NOISE = """
 UNRELATED = (
     {constants}
 )
-'''
+"""
 
 
 def _load(directory: Path, name: str, source: str) -> ModuleType:
