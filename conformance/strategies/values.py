@@ -17,9 +17,20 @@ DIALECTS: Mapping[str | None, str] = {
     "draft-04": "http://json-schema.org/draft-04/schema#",
     "draft-06": "http://json-schema.org/draft-06/schema#",
     "2019-09": "https://json-schema.org/draft/2019-09/schema",
+    "draft-04 (no #)": "http://json-schema.org/draft-04/schema",
+    "draft-06 (no #)": "http://json-schema.org/draft-06/schema",
+    "draft-07 (no #)": "http://json-schema.org/draft-07/schema",
+    "2020-12 (#)": "https://json-schema.org/draft/2020-12/schema#",
+    "2019-09 (#)": "https://json-schema.org/draft/2019-09/schema#",
 }
 """Dialect name -> ``$schema`` URI (None: no ``$schema``, which means 2020-12), most common
-first: 75 of 83 real MCP tool schemas declare draft-07."""
+first: 75 of 83 real MCP tool schemas declare draft-07. The "(no #)" and "(#)" names are the
+other spellings jsonschema recognises for the same dialects (a validator that knows only one
+spelling takes the other for 2020-12). ``https://json-schema.org/draft-07/schema#`` is left
+out: jsonschema does not recognise it, so what it means is up to each validator."""
+
+OLD_DIALECT_NAMES = frozenset(name for name in DIALECTS if name and name.startswith("draft-0"))
+"""The dialects in which ``$ref`` silences its siblings."""
 
 SENTINEL_MARK = "zqSENTINEL"
 """Every string value in an invalid call contains this mark; no key or tool name does. A
@@ -226,6 +237,11 @@ def _near_misses(name: str) -> list[str]:
         name + "s",
         name + "_v2",
         "functions." + name,
+        "github/" + name,
+        "mcp:" + name,
+        "server__" + name,
+        "default_api." + name,
+        name.replace("_", ""),
         name.replace("_", "-"),
         name.replace("-", "_"),
         name.replace(".", "_"),
