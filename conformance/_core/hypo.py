@@ -7,6 +7,8 @@ call (`conformance._core.deadline`), because a slow example is not a failure but
 
 from __future__ import annotations
 
+import copy
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -121,18 +123,23 @@ def run_settings(parent: settings | None, **overrides: Any) -> settings:
 
 
 def _without_local_constants() -> None:
-    """Make the kit's runs draw no constants from "local" modules (issue 9, defect 10).
+    """Make the kit's runs draw no constants from the target's modules (issue 9, defect 10).
 
     Now and then (p = 0.05 per choice) Hypothesis draws a constant instead of a random value,
-    half the time from the literals of every loaded module that is neither stdlib nor
-    site-packages — the target's own module, the caller's scripts, whatever the process has
-    imported. A verdict would then depend on the target's source text and on the process. While
-    `KitSettings` are active, this hook draws constants from Hypothesis's global pool only; any
-    other test gets Hypothesis's own behaviour. Idempotent; a Hypothesis without the mechanism
-    is left alone."""
+    half the time from the literals of every loaded "local" module (neither stdlib nor
+    site-packages, nor a test file) — the target's own module, the caller's scripts, whatever
+    the process has imported. A verdict would then depend on the target's source text. While
+    `KitSettings` are active, this hook draws such constants from the loaded modules of the kit
+    itself (``conformance``, ``polyloop``) only, besides Hypothesis's global pool: a function of
+    the kit version. Any other test gets Hypothesis's own behaviour. Idempotent; a Hypothesis
+    without the mechanism is left alone."""
     try:
         from hypothesis.internal.conjecture import providers
-        from hypothesis.internal.conjecture.choice import choice_permitted
+        from hypothesis.internal.conjecture.choice import (
+            choice_constraints_key,
+            choice_permitted,
+        )
+        from hypothesis.internal.constants_ast import constants_from_module
     except ImportError:  # pragma: no cover - a Hypothesis without local constants
         return
     provider = getattr(providers, "HypothesisProvider", None)
@@ -142,6 +149,29 @@ def _without_local_constants() -> None:
         return
     if getattr(original, "_polyloop_kit_hook", False):
         return
+    # Memos of pure functions of (the loaded kit modules, the choice's constraints).
+    kit_pools: dict[tuple[str, ...], Any] = {}
+    allowed: dict[Any, tuple[tuple[Any, ...], ...]] = {}
+
+    def kit_constants() -> tuple[tuple[str, ...], Any]:
+        names = tuple(
+            sorted(
+                name
+                for name, module in list(sys.modules.items())
+                if name.partition(".")[0] in _KIT_PACKAGES and getattr(module, "__file__", None)
+            )
+        )
+        if names not in kit_pools:
+            found = copy.deepcopy(providers._local_constants)
+            for attr in ("integers", "floats", "bytes", "strings"):
+                getattr(found, attr).clear()
+            for name in names:
+                try:
+                    found |= constants_from_module(sys.modules[name])
+                except Exception:  # pragma: no cover - a module without source
+                    continue
+            kit_pools[names] = found
+        return names, kit_pools[names]
 
     def maybe_draw_constant(
         self: Any, choice_type: Any, constraints: Any, *, p: float = 0.05
@@ -150,15 +180,35 @@ def _without_local_constants() -> None:
             return original(self, choice_type, constraints, p=p)
         if self._random.random() > p:
             return None
-        allowed = [
-            choice
-            for choice in pool.set_for_type(choice_type)
-            if choice_permitted(choice, constraints)
-        ]
-        return self._random.choice(allowed) if allowed else None
+        names, local = kit_constants()
+        key = (names, choice_type, choice_constraints_key(choice_type, constraints))
+        if key not in allowed:
+            allowed[key] = tuple(
+                choices
+                for choices in (
+                    tuple(
+                        c
+                        for c in pool.set_for_type(choice_type)
+                        if choice_permitted(c, constraints)
+                    ),
+                    tuple(
+                        c
+                        for c in local.set_for_type(choice_type)
+                        if choice_permitted(c, constraints)
+                    ),
+                )
+                if choices
+            )
+        lists = allowed[key]
+        if not lists:
+            return None
+        return self._random.choice(self._random.choice(lists))
 
     maybe_draw_constant._polyloop_kit_hook = True  # type: ignore[attr-defined]
     provider._maybe_draw_constant = maybe_draw_constant
+
+
+_KIT_PACKAGES = frozenset({"conformance", "polyloop"})
 
 
 def add_digest(test: Any, key: bytes) -> None:
