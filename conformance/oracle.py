@@ -20,12 +20,13 @@ import asyncio
 import enum
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from jsonschema import validators
+from jsonschema import ValidationError, validators
 from jsonschema.protocols import Validator
 
 from conformance._core.dialect import (
@@ -64,6 +65,7 @@ __all__ = [
     "UnresolvedReference",
     "accepts",
     "closed_properties",
+    "depends_on_dialect_choice",
     "effective_required",
     "expect",
     "full_validator",
@@ -144,6 +146,76 @@ def full_validator(schema: Mapping[str, Any]) -> Validator:
 def accepts(schema: Mapping[str, Any], instance: Any) -> bool:
     """Whether full JSON Schema accepts the instance (see `full_validator`)."""
     return bool(full_validator(schema).is_valid(plain_copy(instance)))
+
+
+def _ecma_pattern(pattern: str) -> str:
+    """`pattern` with ECMA-262's ``$`` (the end of the input, outside multiline mode) in place
+    of Python's (which also matches before a final newline). Escapes and character classes are
+    copied as they are."""
+    out, index, in_class = [], 0, False
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            out.append(pattern[index : index + 2])
+            index += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            if pattern[index + 1 : index + 2] == "]":  # "[]...]": the "]" is a member
+                out.append("[]")
+                index += 2
+                continue
+        elif char == "$":
+            char = "\\Z"
+        out.append(char)
+        index += 1
+    return "".join(out)
+
+
+def _ascii_ecma_search(pattern: str, instance: str) -> bool:
+    return re.search(_ecma_pattern(pattern), instance, flags=re.ASCII) is not None
+
+
+@lru_cache(maxsize=1024)
+def _stricter_validator(schema_json: str) -> Validator | None:
+    """The ground truth's strict twin, for `depends_on_dialect_choice`: ``pattern`` read the
+    ECMA-262 way (``$`` is the end, ``\\d``/``\\w``/``\\s`` ASCII; approximated with Python
+    ``re``, so where the two readings differ at all the call counts as undecided), and
+    ``format`` asserted. None when the schema has neither keyword."""
+    if '"pattern"' not in schema_json and '"format"' not in schema_json:
+        return None
+    schema = json.loads(schema_json)
+    base = _cached_validator(schema_json)
+    cls = type(base)
+
+    def pattern(validator: Any, patrn: Any, instance: Any, _schema: Any) -> Any:
+        if not validator.is_type(instance, "string") or not isinstance(patrn, str):
+            return
+        try:
+            found = _ascii_ecma_search(patrn, instance)
+        except re.error:
+            return
+        if not found:
+            yield ValidationError(f"{instance!r} does not match {patrn!r} (ECMA-262 reading)")
+
+    strict = validators.extend(cls, validators={"pattern": pattern})  # type: ignore[no-untyped-call]
+    return strict(schema, format_checker=cls.FORMAT_CHECKER)  # type: ignore[no-any-return]
+
+
+def depends_on_dialect_choice(schema: Mapping[str, Any], instance: Any) -> bool:
+    """Whether JSON Schema's own latitude decides this call (E14): its validity hangs on a
+    ``pattern`` that Python ``re`` and ECMA-262 read differently (``$`` before a final newline,
+    non-ASCII digits for ``\\d``, ...), or on a ``format`` — an annotation a validator may
+    also assert. Such a call may be rejected or dispatched; it is never "must accept"."""
+    strict = _stricter_validator(json.dumps(plain_copy(schema), sort_keys=True))
+    if strict is None:
+        return False
+    try:
+        return not strict.is_valid(plain_copy(instance))
+    except Exception:  # a format checker that cannot take the value: undecided, too
+        return True
 
 
 def json_types_of(value: Any) -> frozenset[str]:
@@ -474,7 +546,9 @@ def expect(
             verdict=CallVerdict.MUST_REJECT, reasons=reasons, alternatives=(rejection,)
         )
     dispatched = _dispatch_alternatives(behaviour, call.name, once)
-    if accepts(schemas[call.name], call.arguments):
+    if accepts(schemas[call.name], call.arguments) and not depends_on_dialect_choice(
+        schemas[call.name], call.arguments
+    ):
         return Expectation(verdict=CallVerdict.MUST_ACCEPT, reasons=(), alternatives=dispatched)
     return Expectation(
         verdict=CallVerdict.EITHER, reasons=(), alternatives=(rejection, *dispatched)

@@ -7,6 +7,8 @@ call (`conformance._core.deadline`), because a slow example is not a failure but
 
 from __future__ import annotations
 
+import copy
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -17,6 +19,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, settings
 __all__ = [
     "DEFAULT_PROFILE",
     "PROFILES",
+    "KitSettings",
     "Profile",
     "add_digest",
     "profile",
@@ -104,12 +107,108 @@ def profile_settings(name: str) -> settings:
     return settings(**profile(name).settings_kwargs())
 
 
+class KitSettings(settings):
+    """The settings of the kit's own runs (built only by `run_settings`). Hypothesis sees them
+    as ordinary settings; the kit's constants hook (`_without_local_constants`) recognises them
+    while they are active."""
+
+
 def run_settings(parent: settings | None, **overrides: Any) -> settings:
     """`parent` (None: the active Hypothesis profile) with the kit's quiet output and the given
     overrides: the one place both halves build the settings a run uses."""
-    return settings(
+    _without_local_constants()
+    return KitSettings(
         parent, verbosity=Verbosity.quiet, report_multiple_bugs=False, deadline=None, **overrides
     )
+
+
+def _without_local_constants() -> None:
+    """Make the kit's runs draw no constants from the target's modules (issue 9, defect 10).
+
+    Now and then (p = 0.05 per choice) Hypothesis draws a constant instead of a random value,
+    half the time from the literals of every loaded "local" module (neither stdlib nor
+    site-packages, nor a test file) — the target's own module, the caller's scripts, whatever
+    the process has imported. A verdict would then depend on the target's source text. While
+    `KitSettings` are active, this hook draws such constants from the loaded modules of the kit
+    itself (``conformance``, ``polyloop``) only, besides Hypothesis's global pool: a function of
+    the kit version. Any other test gets Hypothesis's own behaviour. Idempotent; a Hypothesis
+    without the mechanism is left alone."""
+    try:
+        from hypothesis.internal.conjecture import providers
+        from hypothesis.internal.conjecture.choice import (
+            choice_constraints_key,
+            choice_permitted,
+        )
+        from hypothesis.internal.constants_ast import constants_from_module
+    except ImportError:  # pragma: no cover - a Hypothesis without local constants
+        return
+    provider = getattr(providers, "HypothesisProvider", None)
+    original = getattr(provider, "_maybe_draw_constant", None)
+    pool = getattr(providers, "GLOBAL_CONSTANTS", None)
+    if provider is None or original is None or pool is None:  # pragma: no cover
+        return
+    if getattr(original, "_polyloop_kit_hook", False):
+        return
+    # Memos of pure functions of (the loaded kit modules, the choice's constraints).
+    kit_pools: dict[tuple[str, ...], Any] = {}
+    allowed: dict[Any, tuple[tuple[Any, ...], ...]] = {}
+
+    def kit_constants() -> tuple[tuple[str, ...], Any]:
+        names = tuple(
+            sorted(
+                name
+                for name, module in list(sys.modules.items())
+                if name.partition(".")[0] in _KIT_PACKAGES and getattr(module, "__file__", None)
+            )
+        )
+        if names not in kit_pools:
+            found = copy.deepcopy(providers._local_constants)
+            for attr in ("integers", "floats", "bytes", "strings"):
+                getattr(found, attr).clear()
+            for name in names:
+                try:
+                    found |= constants_from_module(sys.modules[name])
+                except Exception:  # pragma: no cover - a module without source
+                    continue
+            kit_pools[names] = found
+        return names, kit_pools[names]
+
+    def maybe_draw_constant(
+        self: Any, choice_type: Any, constraints: Any, *, p: float = 0.05
+    ) -> Any:
+        if not isinstance(settings.default, KitSettings):
+            return original(self, choice_type, constraints, p=p)
+        if self._random.random() > p:
+            return None
+        names, local = kit_constants()
+        key = (names, choice_type, choice_constraints_key(choice_type, constraints))
+        if key not in allowed:
+            allowed[key] = tuple(
+                choices
+                for choices in (
+                    tuple(
+                        c
+                        for c in pool.set_for_type(choice_type)
+                        if choice_permitted(c, constraints)
+                    ),
+                    tuple(
+                        c
+                        for c in local.set_for_type(choice_type)
+                        if choice_permitted(c, constraints)
+                    ),
+                )
+                if choices
+            )
+        lists = allowed[key]
+        if not lists:
+            return None
+        return self._random.choice(self._random.choice(lists))
+
+    maybe_draw_constant._polyloop_kit_hook = True  # type: ignore[attr-defined]
+    provider._maybe_draw_constant = maybe_draw_constant
+
+
+_KIT_PACKAGES = frozenset({"conformance", "polyloop"})
 
 
 def add_digest(test: Any, key: bytes) -> None:

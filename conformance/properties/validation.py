@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import Any
 
 from conformance import strategies as gen
 from conformance._runner import Trial
 from conformance.oracle import (
+    CallVerdict,
     Expectation,
     Observed,
     mentions,
@@ -30,6 +32,8 @@ from polyloop import ActionOutcome
 def check_V1(trial: Trial, scenario: Scenario) -> None:
     """A call full JSON Schema accepts is never rejected."""
     _, expectation, observed = single_step(trial, scenario)
+    if expectation.verdict is not CallVerdict.MUST_ACCEPT:
+        return  # e.g. valid only under Python re's reading of a pattern (E14)
     if trial.white_box and not reached_handler(observed):
         raise violation(
             "a call that JSON Schema accepts never reached its handler", expectation, observed
@@ -49,6 +53,9 @@ def _rejected(
     _, expectation, observed = single_step(trial, scenario)
     if not rejected_outcome(observed):
         reached = " (the call reached the handler)" if reached_handler(observed) else ""
+        dispatched = _dispatched_to(scenario, observed) if clause == "V2" else None
+        if dispatched is not None:
+            raise violation(dispatched, expectation, observed)
         raise violation(
             f"{words}, but the outcome is not NOT_EXECUTED{reached}", expectation, observed
         )
@@ -65,6 +72,37 @@ def _rejected(
                 observed,
             )
     return expectation, observed
+
+
+def _loose(name: str) -> str:
+    return "".join(ch for ch in name if ch.isalnum()).casefold()
+
+
+def _dispatched_to(scenario: Scenario, observed: Observed) -> str | None:
+    """For an unknown name that was not rejected: which visible tool it ran as — the tool
+    whose handler ran (white-box), else the visible tool it resembles (same letters and
+    digits, or ending in them after a namespace) — as a V2 message; None when neither is
+    known."""
+    call = scenario.steps[0].action.tool_call
+    if call is None:
+        return None
+    ran = sorted({handled.tool for handled in observed.calls or ()})
+    if not ran:
+        loose = _loose(call.name)
+        ran = [
+            name
+            for name in scenario.schemas
+            if _loose(name) and (loose == _loose(name) or loose.endswith(_loose(name)))
+        ]
+        if len(ran) != 1:
+            return None
+        how = "resolved it (so it seems) to"
+    else:
+        how = "dispatched it to"
+    return (
+        f"the tool name {call.name!r} is unknown, but the executor {how} "
+        f"{', '.join(map(repr, ran))} instead of rejecting it (NOT_EXECUTED)"
+    )
 
 
 def _must_reject(clause: str, words: str) -> Callable[[Trial, Scenario], None]:
@@ -164,7 +202,8 @@ def check_V8(trial: Trial, scenario: Scenario) -> None:
         )
     if gen.has_sentinel(text):
         raise violation(
-            f"the rejection message echoes an argument value (it contains {gen.SENTINEL_MARK!r})",
+            "the rejection message echoes an argument value (it contains "
+            f"{gen.SENTINEL_MARK!r} or a number near {gen.SENTINEL_NUMBER_BASE})",
             expectation,
             observed,
         )
@@ -177,6 +216,107 @@ _CROWDED = tuple(
     ToolDef(name=f"{index:02d}_" + "long_tool_name_" * 14, description="", parameters={})
     for index in range(25)
 )
+
+
+_LEGACY_URIS = (
+    "http://json-schema.org/draft-04/schema#",
+    "http://json-schema.org/draft-04/schema",
+    "http://json-schema.org/draft-06/schema#",
+    "http://json-schema.org/draft-06/schema",
+    "http://json-schema.org/draft-07/schema",
+)
+"""Old-dialect spellings jsonschema accepts beside draft-07's usual one: in each, ``$ref``
+silences its siblings."""
+_MODERN_URIS = (
+    "https://json-schema.org/draft/2020-12/schema",
+    "https://json-schema.org/draft/2020-12/schema#",
+    "https://json-schema.org/draft/2019-09/schema",
+    "https://json-schema.org/draft/2019-09/schema#",
+)
+"""Modern spellings: the sibling of ``$ref`` applies."""
+
+
+def _read_file_under(uri: str) -> tuple[ToolDef, ...]:
+    schema = {**gen.REF_SIBLING_PROPERTY, "$schema": uri}
+    return (ToolDef(name="read_file", description="Read a file.", parameters=schema),)
+
+
+def _one_tool(name: str, properties: dict[str, Any], **schema: Any) -> tuple[ToolDef, ...]:
+    parameters = {"type": "object", "properties": properties, **schema}
+    return (ToolDef(name=name, description="", parameters=parameters),)
+
+
+_OPEN_EXTRAS: tuple[Any, ...] = ({}, True, {"type": "string"})
+_EDGES = _one_tool(
+    "edges",
+    {
+        "lo": {"type": "integer", "minimum": 1, "maximum": 10},
+        "f": {"type": "number", "minimum": 0.5, "maximum": 100.5},
+        "ex": {"type": "number", "exclusiveMinimum": 2, "exclusiveMaximum": 5},
+        "s": {"type": "string", "maxLength": 8},
+        "when": {"type": "string", "format": "date-time"},
+        "email": {"type": "string", "format": "email"},
+        "uri": {"type": "string", "format": "uri"},
+    },
+)
+_D4_EXCLUSIVE = _one_tool(
+    "edges",
+    {"x": {"type": "number", "minimum": 2, "exclusiveMinimum": True}},
+    **{"$schema": "http://json-schema.org/draft-04/schema#"},
+)
+_NUMBERS = _one_tool("count", {"n": {"type": "integer"}, "x": {"type": "number"}})
+_EDGE_VALUES: tuple[dict[str, Any], ...] = (
+    {"lo": 1},
+    {"lo": 10},
+    {"f": 0.5},
+    {"f": 100.5},
+    {"ex": 2.5},
+    {"ex": 4.5},
+    {"s": "日本語のテキスト"},
+    {"s": "\U0001f600" * 8},
+    {"s": "e\u0301" * 4},
+    {"when": "1996-12-19T16:39:57-08:00"},
+    {"when": "1985-04-12T23:20:50.52Z"},
+    {"when": "1985-04-12t23:20:50.52z"},
+    {"when": "1990-12-31T23:59:60Z"},
+    {"email": "user+tag@example.co.uk"},
+    {"uri": "urn:isbn:0451450523"},
+)
+_BIG_NUMBERS: tuple[Any, ...] = (1e16, 1e300, -0.0, 2**63, 2**64, -(2**63) - 1, 2**64 + 1, 10**400)
+_SPECIAL_NAMES = (
+    "self",
+    "cls",
+    "config",
+    "run_manager",
+    "callbacks",
+    "args",
+    "kwargs",
+    "a.b",
+    "with space",
+    "kebab-case",
+    "",
+    "ключ",
+    "名前",
+)
+"""Property names real tool runtimes treat specially (bound to a parameter of their own, dropped,
+or refused): a valid call naming them must still be accepted (issue 9, defect 9)."""
+_SPECIAL = _one_tool("special", {name: {"type": "string"} for name in _SPECIAL_NAMES})
+_NEAR_MISSES = (
+    "read-file",
+    "functions.read_file",
+    "github/read_file",
+    "mcp:read_file",
+    "server__read_file",
+    "default_api.read_file",
+    "readfile",
+    "READ_FILE",
+    "read_file\u200b",
+)
+SENTINEL_NUMBERS: tuple[int | float, ...] = (
+    gen.SENTINEL_NUMBER_BASE + 417,
+    gen.SENTINEL_NUMBER_BASE + 923.5,
+)
+"""Non-string values of the V8 traps, with digits no key, type name or count contains."""
 
 
 def traps() -> dict[str, list[Scenario]]:
@@ -192,11 +332,39 @@ def traps() -> dict[str, list[Scenario]]:
             trap(call("count", {"n": 1, "tag": None})),
             trap(call("count", {"n": 1, "ratio": "0.5"})),
             trap(call("count", {"n": 1, "x-trace": "abc"})),
+            *(
+                trap(call("read_file", {"path": ["a.txt"]}), among=_read_file_under(uri))
+                for uri in _LEGACY_URIS
+            ),
+            *(
+                trap(
+                    call("search", {"q": "x", "extra": "y"}),
+                    among=_one_tool(
+                        "search", {"q": {"type": "string"}}, additionalProperties=extra
+                    ),
+                )
+                for extra in _OPEN_EXTRAS
+            ),
+            trap(
+                call("search", {"q": "x", "user_id": 3}),
+                among=_one_tool(
+                    "search",
+                    {"q": {"type": "string"}},
+                    additionalProperties=False,
+                    patternProperties={"_id$": {"type": "integer"}},
+                ),
+            ),
+            *(trap(call("count", {"n": value})) for value in _BIG_NUMBERS),
+            *(trap(call("count", {"x": value}), among=_NUMBERS) for value in _BIG_NUMBERS),
+            *(trap(call("edges", value), among=_EDGES) for value in _EDGE_VALUES),
+            trap(call("edges", {"x": 2.5}), among=_D4_EXCLUSIVE),
+            trap(call("special", {name: "v" for name in _SPECIAL_NAMES}), among=_SPECIAL),
         ],
         "V2": [
             trap(call("Read_File", {"path": "a.txt"})),
             trap(call("read_file ", {"path": "a"})),
             trap(call("search_v2", {"q": "x"})),
+            *(trap(call(name, {"path": "a.txt"})) for name in _NEAR_MISSES),
         ],
         "V3": [trap(call("read_file", json.dumps({"path": f"{mark}1"})))],
         "V6": [
@@ -204,11 +372,18 @@ def traps() -> dict[str, list[Scenario]]:
             trap(call("count", {"n": 2.5})),
             trap(call("count", {"n": "7"})),
             trap(call("count", {"n": 1, "tag": 0})),
+            *(
+                trap(call("read_file", {"path": ["a.txt"]}), among=_read_file_under(uri))
+                for uri in _MODERN_URIS
+            ),
         ],
         "V8": [
             trap(call("t" * 5000, {"q": f"{mark}1"})),
             trap(call("count", {f"key_{i}_" + "k" * 300: f"{mark}{i}" for i in range(30)})),
             trap(call("nope", {"q": f"{mark}1"}), among=_CROWDED),
             trap(call("count", {"n": f"{mark}1" + "v" * 5000})),
+            trap(call("count", {"n": f"{mark}1", "tag": SENTINEL_NUMBERS[0]})),
+            trap(call("count", {"n": SENTINEL_NUMBERS[1], "tag": SENTINEL_NUMBERS[0]})),
+            trap(call("count", {"n": SENTINEL_NUMBERS[1]})),
         ],
     }

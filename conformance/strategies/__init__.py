@@ -11,11 +11,13 @@ These are public: a project can use them to test its own executor or tools beyon
 * `tool_definitions`, `tool_specs`, `registries` — tools built from those schemas.
 * `valid_arguments` / `valid_calls` — what full JSON Schema accepts (V1): drawn from
   hypothesis-jsonschema and from the kit's own generator, always filtered through
-  ``jsonschema`` under the schema's dialect, plus an int -> float mutation (``3`` -> ``3.0``)
-  neither generator produces on its own. A schema nothing can satisfy simply yields nothing.
+  ``jsonschema`` under the schema's dialect, plus mutations neither generator produces on its
+  own: int -> float (``3`` -> ``3.0``) and edge numbers (``1e16``, ``-0.0``, ``2**64 + 1``,
+  ``10**400``), kept when the schema still accepts them. A schema nothing can satisfy simply
+  yields nothing.
 * `invalid_calls` — calls validation must reject, aimed at one of V2–V6 (near-miss tool names
-  included), with every string value replaced by a `SENTINEL_MARK` string so a rejection
-  message that echoes a value is caught (V8).
+  included), with every string value replaced by a `SENTINEL_MARK` string and every number
+  by one near `SENTINEL_NUMBER_BASE`, so a rejection message that echoes a value is caught (V8).
 * `beyond_subset_calls` — calls full JSON Schema rejects but the contract's subset does not
   (E14: either outcome conforms).
 * `handler_behaviours`, `code_actions`, `observation_texts`.
@@ -43,6 +45,7 @@ from conformance.strategies.values import (
     DIALECTS,
     INVALID_AIMS,
     SENTINEL_MARK,
+    SENTINEL_NUMBER_BASE,
     has_sentinel,
     json_values,
     property_names,
@@ -56,6 +59,7 @@ __all__ = [
     "REF_SIBLING_PROPERTY",
     "REF_SIBLING_ROOT",
     "SENTINEL_MARK",
+    "SENTINEL_NUMBER_BASE",
     "TRAP_SCHEMAS",
     "ToolDef",
     "aim_possible",

@@ -53,9 +53,14 @@ def code_actions(draw: st.DrawFn) -> Action:
 def observation_texts() -> st.SearchStrategy[str]:
     """Handler results: short and long texts of any alphabet, including empty, control
     characters, lone surrogates and 100,000+ characters."""
+    # Whitespace at either end (what an executor trims) comes first among the hand-picked
+    # edges, since derandomized runs favour the simplest choice.
+    samples = st.sampled_from(
+        ["line 1\nline 2\n", "", "ok", "  padded \n", "\x00\x1b[31m", "\ud800 lone surrogate"]
+    )
     return st.one_of(
         st.text(max_size=40),
-        st.sampled_from(["", "ok", "line 1\nline 2\n", "\x00\x1b[31m", "\ud800 lone surrogate"]),
+        samples,
         st.text(st.characters(exclude_categories=()), max_size=200),
         st.builds(
             lambda n, unit: (unit * (n // len(unit) + 1))[:n],

@@ -136,18 +136,48 @@ def _number(node: Mapping[str, Any], key: str) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+def _with_bounds(values: st.SearchStrategy[Any], bounds: Sequence[Any]) -> st.SearchStrategy[Any]:
+    """`values`, and the declared bounds themselves about half the time: a validator that gets
+    an inclusive bound wrong fails only exactly there (V1)."""
+    return st.one_of(st.sampled_from(bounds), values) if bounds else values
+
+
 def _typed_values(name: str, node: Mapping[str, Any], depth: int) -> st.SearchStrategy[Any]:
     low, high = _number(node, "minimum"), _number(node, "maximum")
+    above, below = _number(node, "exclusiveMinimum"), _number(node, "exclusiveMaximum")
     if name == "null":
         return st.none()
     if name == "boolean":
         return st.booleans()
     if name == "integer":
-        return st.integers(
-            None if low is None else math.ceil(low), None if high is None else math.floor(high)
-        )
+        least = None if low is None else math.ceil(low)
+        most = None if high is None else math.floor(high)
+        if above is not None:
+            least = (
+                max(least, math.floor(above) + 1) if least is not None else math.floor(above) + 1
+            )
+        if below is not None:
+            most = min(most, math.ceil(below) - 1) if most is not None else math.ceil(below) - 1
+        if least is not None and most is not None and least > most:
+            return st.nothing()
+        bounds = [b for b in (least, most) if b is not None]
+        return _with_bounds(st.integers(least, most), bounds)
     if name == "number":
-        return st.floats(low, high, allow_nan=False, allow_infinity=False)
+        least_f = low if above is None or (low is not None and low > above) else above
+        most_f = high if below is None or (high is not None and high < below) else below
+        if least_f is not None and most_f is not None and least_f >= most_f:
+            return st.nothing()
+        floats = st.floats(
+            least_f,
+            most_f,
+            allow_nan=False,
+            allow_infinity=False,
+            exclude_min=above is not None and least_f == above,
+            exclude_max=below is not None and most_f == below,
+        )
+        edges: list[float] = [b for b in (low, high) if b is not None]
+        edges += [b + 0.5 for b in (above,) if b is not None]
+        return _with_bounds(floats, edges)
     if name == "string":
         pattern = node.get("pattern")
         if isinstance(pattern, str):
@@ -157,7 +187,12 @@ def _typed_values(name: str, node: Mapping[str, Any], depth: int) -> st.SearchSt
                 return st.text(max_size=20)
         shortest = int(_number(node, "minLength") or 0)
         longest = _number(node, "maxLength")
-        return st.text(min_size=shortest, max_size=max(shortest, int(longest or 20)))
+        text = st.text(min_size=shortest, max_size=max(shortest, int(longest or 20)))
+        if longest is None or longest < shortest:
+            return text
+        # maxLength counts characters: exactly that many non-ASCII (even astral) ones are valid.
+        full = st.sampled_from(["日", "\U0001f600", "é", "a"]).map(lambda ch: ch * int(longest))
+        return st.one_of(text, full)
     if name == "array":
         items = node.get("items")
         fewest = int(_number(node, "minItems") or 0)
@@ -230,15 +265,40 @@ def _valid_arguments(schema_json: str) -> st.SearchStrategy[dict[str, Any]]:
 
     accepted = st.one_of(sources).filter(is_valid)
 
-    def maybe_floats(pair: tuple[dict[str, Any], bool]) -> dict[str, Any]:
-        value, mutate = pair
-        if mutate:
-            floated = ints_to_floats(value)
-            if validator.is_valid(floated):
-                return floated  # type: ignore[no-any-return]
-        return value
+    def mutated(drawn: tuple[dict[str, Any], bool, int]) -> dict[str, Any]:
+        value, mutate, edge = drawn
+        if not mutate:
+            return value
+        changed = ints_to_floats(value) if edge < 0 else _numbers_to(value, _EDGE_NUMBERS[edge])
+        return changed if validator.is_valid(changed) else value
 
-    return st.tuples(accepted, st.booleans()).map(maybe_floats)
+    edges = st.integers(-len(_EDGE_NUMBERS), len(_EDGE_NUMBERS) - 1)
+    return st.tuples(accepted, st.booleans(), edges).map(mutated)
+
+
+_EDGE_NUMBERS: tuple[int | float, ...] = (
+    1e16,
+    1e300,
+    -0.0,
+    2**63,
+    2**64 + 1,
+    -(2**63) - 1,
+    10**400,
+)
+"""Numbers a validator gets wrong by going through float64 or int64, or by reading a float's
+text: integral floats in exponent notation, ``-0.0``, integers beyond 64 bits and beyond float
+range. `valid_arguments` puts one in place of every number now and then, when the schema still
+accepts that."""
+
+
+def _numbers_to(value: Any, number: int | float) -> Any:
+    if isinstance(value, dict):
+        return {key: _numbers_to(item, number) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_numbers_to(item, number) for item in value]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return number
+    return value
 
 
 def _tools(tools: ToolRegistry | Sequence[Any]) -> list[tuple[str, dict[str, Any]]]:

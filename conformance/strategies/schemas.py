@@ -14,7 +14,12 @@ from hypothesis import strategies as st
 from conformance.oracle import (
     JSON_TYPES,
 )
-from conformance.strategies.values import _PROPERTY_WORDS, DIALECTS, tool_names
+from conformance.strategies.values import (
+    _PROPERTY_WORDS,
+    DIALECTS,
+    OLD_DIALECT_NAMES,
+    tool_names,
+)
 from polyloop import ReplayPolicy, ToolRegistry, ToolSpec
 
 # ---------------------------------------------------------------------------------------------
@@ -33,6 +38,27 @@ _ENUM_WORDS = ("asc", "desc", "open", "closed", "all", "json", "text", "markdown
 _ENUM_VALUES: tuple[Any, ...] = (None, True, False, 0, 1, -7, 2.5, "asc", "x", "", "日本")
 _UNKNOWN_TYPES = ("dict", "float", "any", "tuple", "int", "str", "list")
 _PATTERNS = ("^[a-z0-9_-]+$", "^\\d{4}-\\d{2}-\\d{2}$", "^https?://", "^[A-Z]{2,3}$")
+_ODD_PROPERTY_NAMES = (
+    "",
+    "x-trace",
+    "with space",
+    "ключ",
+    "$ref",
+    "type",
+    "a.b",
+    "self",
+    "cls",
+    "config",
+    "run_manager",
+    "callbacks",
+    "args",
+    "kwargs",
+    "kebab-case",
+    "名前",
+)
+"""Property names real runtimes treat specially (LangChain binds ``config``/``run_manager`` to
+parameters of its own and refuses ``self``; ``args``/``kwargs``/``cls`` collide with Python
+signatures), or that are not identifiers at all."""
 _DEF_NAMES = ("Path", "Options", "Filter", "Range", "Item", "Mode")
 _TYPE_NAMES = tuple(sorted(JSON_TYPES))
 _ADDITIONAL: tuple[Any, ...] = (None, False, None, False, True, {}, {"type": "string"}, {"not": {}})
@@ -41,7 +67,11 @@ _PATTERN_PROPERTIES: tuple[dict[str, Any], ...] = (
     {"^x-": {"type": "string"}},
     {"^[0-9]+$": {}},
     {"_id$": {"type": "integer"}},
+    {"id": {}},
+    {"[0-9]": {"type": "string"}},
+    {"_at$": {"type": "string"}},
 )
+"""Anchored and unanchored patterns: JSON Schema matches them by search, not from the start."""
 
 
 class _Choices:
@@ -91,7 +121,7 @@ class _SeededChoices(_Choices):
 
 def _property_name(c: _Choices) -> str:
     if c.one_in(6):
-        return str(c.pick(("", "x-trace", "with space", "ключ", "$ref", "type", "a.b")))
+        return str(c.pick(_ODD_PROPERTY_NAMES))
     return str(c.pick(_PROPERTY_WORDS))
 
 
@@ -131,8 +161,12 @@ def _leaf(c: _Choices) -> dict[str, Any]:
         schema = {"type": kind}
         if c.one_in(3):
             schema["minimum"] = c.integer(-5, 1)
+        elif c.one_in(4):
+            schema["exclusiveMinimum"] = c.integer(-5, 2)
         if c.one_in(3):
             schema["maximum"] = c.pick((10, 1000) if kind == "integer" else (1, 100.5))
+        elif c.one_in(4):
+            schema["exclusiveMaximum"] = c.pick((10, 1000) if kind == "integer" else (5, 99.5))
     elif kind in ("boolean", "null"):
         schema = {"type": kind}
     elif kind == "types":
@@ -208,7 +242,7 @@ def _dialect_names(dialects: Iterable[str | None] | None) -> tuple[str | None, .
 
 def _schema(c: _Choices, dialects: tuple[str | None, ...]) -> dict[str, Any]:
     dialect = c.pick(dialects)
-    old = dialect in ("draft-04", "draft-06", "draft-07")
+    old = dialect in OLD_DIALECT_NAMES
     defs_key = "definitions" if old else "$defs"
     def_names = c.some(_DEF_NAMES, 2)
     defs = {name: _value(c, (), 1) for name in def_names}

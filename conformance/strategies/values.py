@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
@@ -15,13 +17,30 @@ DIALECTS: Mapping[str | None, str] = {
     "draft-04": "http://json-schema.org/draft-04/schema#",
     "draft-06": "http://json-schema.org/draft-06/schema#",
     "2019-09": "https://json-schema.org/draft/2019-09/schema",
+    "draft-04 (no #)": "http://json-schema.org/draft-04/schema",
+    "draft-06 (no #)": "http://json-schema.org/draft-06/schema",
+    "draft-07 (no #)": "http://json-schema.org/draft-07/schema",
+    "2020-12 (#)": "https://json-schema.org/draft/2020-12/schema#",
+    "2019-09 (#)": "https://json-schema.org/draft/2019-09/schema#",
 }
 """Dialect name -> ``$schema`` URI (None: no ``$schema``, which means 2020-12), most common
-first: 75 of 83 real MCP tool schemas declare draft-07."""
+first: 75 of 83 real MCP tool schemas declare draft-07. The "(no #)" and "(#)" names are the
+other spellings jsonschema recognises for the same dialects (a validator that knows only one
+spelling takes the other for 2020-12). ``https://json-schema.org/draft-07/schema#`` is left
+out: jsonschema does not recognise it, so what it means is up to each validator."""
+
+OLD_DIALECT_NAMES = frozenset(name for name in DIALECTS if name and name.startswith("draft-0"))
+"""The dialects in which ``$ref`` silences its siblings."""
 
 SENTINEL_MARK = "zqSENTINEL"
 """Every string value in an invalid call contains this mark; no key or tool name does. A
 rejection message containing it has echoed an argument value (V8)."""
+
+SENTINEL_NUMBER_BASE = 7_301_000_000
+"""Every number in an invalid call is replaced by ``SENTINEL_NUMBER_BASE + n`` (n < 1000, plus
+``.5`` for a non-integral float): digits no key, type name, count or length contains, so a
+rejection message containing them has echoed a number (V8)."""
+_SENTINEL_NUMBER = re.compile(r"7,?301,?000,?\d{3}")
 
 INVALID_AIMS = ("V2", "V3", "V4", "V5", "V6")
 
@@ -42,8 +61,18 @@ BEHAVIOUR_KINDS = (
 
 
 def has_sentinel(text: str) -> bool:
-    """Whether a text contains an argument value from an invalid call (see `SENTINEL_MARK`)."""
-    return SENTINEL_MARK in text
+    """Whether a text contains an argument value from an invalid call (see `SENTINEL_MARK`
+    and `SENTINEL_NUMBER_BASE`)."""
+    return SENTINEL_MARK in text or _SENTINEL_NUMBER.search(text) is not None
+
+
+def sentinel_number(value: int | float, index: int) -> int | float:
+    """The `index`-th sentinel number standing for `value`: of the same Python type, and
+    integral exactly when `value` is (so it keeps its JSON types, V6)."""
+    if isinstance(value, int):
+        return SENTINEL_NUMBER_BASE + index % 1000
+    integral = value.is_integer() if math.isfinite(value) else False
+    return float(SENTINEL_NUMBER_BASE + index % 1000) + (0.0 if integral else 0.5)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -131,7 +160,7 @@ _PROPERTY_WORDS = (
 
 
 def _clean_key(key: str) -> bool:
-    return SENTINEL_MARK not in key
+    return not has_sentinel(key)
 
 
 def _identifiers(first: str, rest: str, longest: int) -> st.SearchStrategy[str]:
@@ -208,6 +237,11 @@ def _near_misses(name: str) -> list[str]:
         name + "s",
         name + "_v2",
         "functions." + name,
+        "github/" + name,
+        "mcp:" + name,
+        "server__" + name,
+        "default_api." + name,
+        name.replace("_", ""),
         name.replace("_", "-"),
         name.replace("-", "_"),
         name.replace(".", "_"),

@@ -49,9 +49,6 @@ class LegacyDialectOnlyWithHash(ZooExecutor):
     """
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("V1",)
-    KNOWN_MISS: ClassVar[str | None] = (
-        "strategies.DIALECTS spells draft-04/06/07 only with a trailing '#'"
-    )
     LEGACY = frozenset(f"http://json-schema.org/draft-0{n}/schema#" for n in (3, 4, 6, 7))
 
     def check_types(self, schema: Any, arguments: Any, dialect: str) -> str | None:
@@ -68,11 +65,6 @@ class RefSilencesSiblingsOnlyInDraft07(ZooExecutor):
     """
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("V1",)
-    KNOWN_MISS: ClassVar[str | None] = (
-        "caught at no ci seed 0-5 nor thorough: 3 of 308 ci-pool schemas are draft-04/06 with a "
-        "property $ref+type, and a valid value of another type than the inert sibling is rarer "
-        "still"
-    )
 
     def check_types(self, schema: Any, arguments: Any, dialect: str) -> str | None:
         declared = str(schema.get("$schema", ""))
@@ -89,10 +81,6 @@ class RefSilencesSiblingsInEveryDialect(ZooExecutor):
     """
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("V6",)
-    KNOWN_MISS: ClassVar[str | None] = (
-        "caught only at ci seed 2: 4 of 308 ci-pool schemas have a modern property $ref+type, and "
-        "V6 aims at it rarely"
-    )
 
     def check_types(self, schema: Any, arguments: Any, dialect: str) -> str | None:
         return super().check_types(schema, arguments, "legacy")
@@ -108,14 +96,6 @@ class FalsyAdditionalPropertiesCloses(ZooExecutor):
     """
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("V1",)
-    KNOWN_MISS: ClassVar[str | None] = (
-        "caught only at ci seed 3: a ci V1 run sees ~16 distinct pool schemas (index 0 a quarter "
-        "of the time) and none had additionalProperties {}"
-    )
-    KNOWN_UNSTABLE: ClassVar[str | None] = (
-        "caught at ci seed 0 in the whole suite under pytest -n 2, missed when its test runs "
-        "alone: the verdict depends on the process (defect 10)"
-    )
 
     def additional_applies(self, schema: Mapping[str, object]) -> bool:
         return not schema.get("additionalProperties", True) and "patternProperties" not in schema
@@ -129,14 +109,6 @@ class AdditionalPropertiesSchemaCloses(ZooExecutor):
     """
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("V1",)
-    KNOWN_MISS: ClassVar[str | None] = (
-        "caught only at ci seed 1: no ci-seed-0 V1 example sends an extra key to a schema with an "
-        "additionalProperties schema"
-    )
-    KNOWN_UNSTABLE: ClassVar[str | None] = (
-        "caught at ci seed 0 in the whole suite under pytest -n 2, missed when its test runs "
-        "alone: the verdict depends on the process (defect 10)"
-    )
 
     def additional_applies(self, schema: Mapping[str, object]) -> bool:
         extra = schema.get("additionalProperties", True)
@@ -152,10 +124,6 @@ class PatternPropertiesAnchoredMatch(ZooExecutor):
     """
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("V1",)
-    KNOWN_MISS: ClassVar[str | None] = (
-        "never (ci seeds 0-5, thorough): only _id$ of the three pool patternProperties is "
-        "unanchored, beside additionalProperties false in 6 of 308 schemas"
-    )
 
     def additional_applies(self, schema: Mapping[str, object]) -> bool:
         return schema.get("additionalProperties") is False
@@ -197,10 +165,6 @@ class IntegralFloatByDecimalText(ZooExecutor):
     """
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("V1",)
-    KNOWN_MISS: ClassVar[str | None] = (
-        "valid_arguments turns ints into floats only below 2**53 (strategies._ints_to_floats); "
-        "no generator yields 1e16/1e300"
-    )
 
     def type_matches(self, value: object, type_name: str) -> bool:
         if type_name == "integer" and isinstance(value, float):
@@ -216,14 +180,6 @@ class IntegersLimitedTo64Bits(ZooExecutor):
     """
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("V1",)
-    KNOWN_MISS: ClassVar[str | None] = (
-        "caught only at thorough: valid integers reach 2**63 in ~1.6% of V1 draws, and the ci V1 "
-        "run never draws one"
-    )
-    KNOWN_UNSTABLE: ClassVar[str | None] = (
-        "the ci seed 0 verdict depends on the process: missed when this test module runs alone, "
-        "caught in the whole suite under -n 2 (same kit, same seed; issue 9 defect 10)"
-    )
 
     def type_matches(self, value: object, type_name: str) -> bool:
         if (
@@ -242,9 +198,6 @@ class NumberViaFloat(ZooExecutor):
     so it is falsely rejected (V1)."""
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("V1",)
-    KNOWN_MISS: ClassVar[str | None] = (
-        "no generator yields an integer beyond float range (> 1.8e308)"
-    )
 
     def type_matches(self, value: object, type_name: str) -> bool:
         if (
@@ -297,10 +250,6 @@ class MinimumTreatedAsExclusive(ZooExecutor):
     exactly at the bound is valid and falsely rejected (V1)."""
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("V1",)
-    KNOWN_MISS: ClassVar[str | None] = (
-        "caught only at thorough: a value exactly at minimum is drawn in well under 1 in 100 V1 "
-        "scenarios"
-    )
 
     def check_types(self, schema: Any, arguments: Any, dialect: str) -> str | None:
         problem = super().check_types(schema, arguments, dialect)
@@ -315,10 +264,6 @@ class MaximumTreatedAsExclusive(ZooExecutor):
     """Its own range check rejects ``value >= maximum`` (V1 at exactly the bound)."""
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("V1",)
-    KNOWN_MISS: ClassVar[str | None] = (
-        "never (ci seeds 0-5, thorough): exactly-at-maximum values are rarer still (floats up to "
-        "100.5)"
-    )
 
     def check_types(self, schema: Any, arguments: Any, dialect: str) -> str | None:
         problem = super().check_types(schema, arguments, dialect)
@@ -336,9 +281,6 @@ class ExclusiveMinimumAsIntegerStep(ZooExecutor):
     """
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("V1",)
-    KNOWN_MISS: ClassVar[str | None] = (
-        "strategies._leaf never writes exclusiveMinimum/exclusiveMaximum into a schema"
-    )
 
     def check_types(self, schema: Any, arguments: Any, dialect: str) -> str | None:
         problem = super().check_types(schema, arguments, dialect)
@@ -358,10 +300,6 @@ class MaxLengthCountsUtf8Bytes(ZooExecutor):
     non-ASCII string at ``maxLength`` characters is valid and falsely rejected (V1)."""
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("V1",)
-    KNOWN_MISS: ClassVar[str | None] = (
-        "caught only at thorough: a non-ASCII string longer in UTF-8 bytes than maxLength is ~0.4%"
-        " of V1 draws"
-    )
 
     def check_types(self, schema: Any, arguments: Any, dialect: str) -> str | None:
         problem = super().check_types(schema, arguments, dialect)
@@ -386,9 +324,6 @@ class StrictDateTimeFormat(ZooExecutor):
     """
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("V1",)
-    KNOWN_MISS: ClassVar[str | None] = (
-        "caught only at thorough: 1 of 308 ci-pool schemas has a date-time property"
-    )
     _DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
 
     def check_types(self, schema: Any, arguments: Any, dialect: str) -> str | None:
@@ -414,10 +349,6 @@ class ToolLookupSwapsDashAndUnderscore(ZooExecutor):
     ``read-file`` runs ``read_file`` instead of being rejected (V2)."""
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("V2",)
-    KNOWN_MISS: ClassVar[str | None] = (
-        "caught only at ci seed 5: half the V2 calls are near misses, and the dash swap is one of "
-        "~15 of them"
-    )
 
     def resolve(self, name: str) -> str:
         if self.registry.spec_for(name) is None:
@@ -440,13 +371,6 @@ class ToolLookupStripsFunctionsPrefix(ToolLookupSwapsDashAndUnderscore):
     ``functions.read_file`` runs ``read_file`` (V2: an unknown name is rejected)."""
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("V2",)
-    KNOWN_MISS: ClassVar[str | None] = (
-        "caught only at ci seed 1: the functions. prefix is one of ~15 near misses"
-    )
-    KNOWN_UNSTABLE: ClassVar[str | None] = (
-        "caught at ci seed 0 under Hypothesis 6.168.5 (the newest for Python 3.10), missed under "
-        "6.170.9: the verdict depends on the Hypothesis version"
-    )
 
     def resolve(self, name: str) -> str:
         if self.registry.spec_for(name) is None and name.startswith("functions."):
@@ -461,9 +385,6 @@ class ToolLookupDropsNamespace(ToolLookupSwapsDashAndUnderscore):
     an unknown name and runs the tool it ends with (V2)."""
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("V2",)
-    KNOWN_MISS: ClassVar[str | None] = (
-        "strategies._near_misses never prefixes a namespace with '/', ':' or '__'"
-    )
 
     def resolve(self, name: str) -> str:
         if self.registry.spec_for(name) is None:
@@ -483,10 +404,6 @@ class EchoesNonStringValues(ZooExecutor):
     ``'limit' must be 'integer', got boolean True``. V8 forbids echoing any argument value."""
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("V8",)
-    KNOWN_MISS: ClassVar[str | None] = (
-        "only string values carry SENTINEL_MARK (strategies._sentinelized); numbers, booleans "
-        "and null are never traced"
-    )
 
     def check_types(self, schema: Any, arguments: Any, dialect: str) -> str | None:
         problem = super().check_types(schema, arguments, dialect)
