@@ -418,7 +418,7 @@ def _run_settings(profile: str, database: str | None, replay: bool = True) -> hy
         # changes nothing else. A run given --seed must reproduce exactly, so it does not
         # replay what the database holds first (`replay=False`); it still saves what it finds.
         phases = settings.phases if replay else [p for p in settings.phases if p.name != "reuse"]
-        settings = hypothesis.settings(
+        settings = type(settings)(  # stays `KitSettings` (`hypo`: no target constants)
             settings,
             derandomize=False,
             database=DirectoryBasedExampleDatabase(database),

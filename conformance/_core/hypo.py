@@ -8,9 +8,9 @@ call (`conformance._core.deadline`), because a slow example is not a failure but
 from __future__ import annotations
 
 import copy
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -139,7 +139,7 @@ def _without_local_constants() -> None:
             choice_constraints_key,
             choice_permitted,
         )
-        from hypothesis.internal.constants_ast import constants_from_module
+        from hypothesis.internal.constants_ast import _constants_from_source  # noqa: F401
     except ImportError:  # pragma: no cover - a Hypothesis without local constants
         return
     provider = getattr(providers, "HypothesisProvider", None)
@@ -154,24 +154,22 @@ def _without_local_constants() -> None:
     allowed: dict[Any, tuple[tuple[Any, ...], ...]] = {}
 
     def kit_constants() -> tuple[tuple[str, ...], Any]:
-        names = tuple(
-            sorted(
-                name
-                for name, module in list(sys.modules.items())
-                if name.partition(".")[0] in _KIT_PACKAGES and getattr(module, "__file__", None)
-            )
-        )
-        if names not in kit_pools:
+        # Every source file of the kit's packages, read from disk, not whichever of their
+        # modules this process happens to have imported: the pool is a function of the kit
+        # version alone (a whole test suite and a lone `certify` draw the same constants).
+        if not kit_pools:
             found = copy.deepcopy(providers._local_constants)
             for attr in ("integers", "floats", "bytes", "strings"):
                 getattr(found, attr).clear()
-            for name in names:
+            files = _kit_source_files()
+            for path in files:
                 try:
-                    found |= constants_from_module(sys.modules[name])
-                except Exception:  # pragma: no cover - a module without source
+                    found |= _constants_from_file(path)
+                except Exception:  # pragma: no cover - unreadable or unparsable source
                     continue
-            kit_pools[names] = found
-        return names, kit_pools[names]
+            kit_pools[tuple(str(path) for path in files)] = found
+        ((names, constants),) = kit_pools.items()
+        return names, constants
 
     def maybe_draw_constant(
         self: Any, choice_type: Any, constraints: Any, *, p: float = 0.05
@@ -208,7 +206,23 @@ def _without_local_constants() -> None:
     provider._maybe_draw_constant = maybe_draw_constant
 
 
-_KIT_PACKAGES = frozenset({"conformance", "polyloop"})
+_KIT_PACKAGES = ("conformance", "polyloop")
+
+
+def _kit_source_files() -> tuple[Path, ...]:
+    """The kit's and the library's own source files, in a fixed order."""
+    roots = [Path(__file__).resolve().parents[1], Path(__file__).resolve().parents[2] / "polyloop"]
+    return tuple(path for root in roots for path in sorted(root.rglob("*.py")))
+
+
+def _constants_from_file(path: Path) -> Any:
+    from hypothesis.internal.constants_ast import _constants_from_source
+
+    source = path.read_bytes()
+    try:
+        return _constants_from_source(source, limit=True)
+    except TypeError:  # older Hypothesis: no `limit`
+        return _constants_from_source(source)  # type: ignore[call-arg]
 
 
 def add_digest(test: Any, key: bytes) -> None:
