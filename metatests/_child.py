@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sys
 from typing import Any
 
 from metatests.errors import PackageNotFoundError
@@ -32,4 +34,9 @@ def main(spec: dict[str, Any]) -> None:
     except BaseException as exc:  # the guard's own bug: the parent reports it (exit 2)
         emit({"internal_error": one_line(exc)})
     finally:
+        # What the scanned modules printed sits in Python's buffers (stdout is a pipe): hand it
+        # to the parent, which summarises it, before leaving without flushing anything else.
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
         os._exit(0)  # not sys.exit: no waiting for a scanned module's threads or atexit hooks

@@ -613,7 +613,18 @@ def traps() -> dict[str, list[Scenario]]:
                     Step(action=_call("search", {"q": "a"}), behaviour=ReturnText(text="first")),
                     Step(action=_call("search", {"q": "b"}), behaviour=ReturnText(text="second")),
                 ),
-            )
+            ),
+            # The same call twice, both in flight at once (no coalescing, no "duplicate" refusal).
+            Scenario(
+                tools=TRAP_TOOLS,
+                steps=tuple(
+                    Step(
+                        action=_call("search", {"q": "a"}),
+                        behaviour=YieldFirst(times=2, then=ReturnText(text="same")),
+                    )
+                    for _ in range(2)
+                ),
+            ),
         ],
         "E10": [
             trap(_call("search", {}), RaiseError(kind=kind, message="down"))

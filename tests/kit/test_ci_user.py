@@ -400,13 +400,13 @@ def test_16_check_tools_junit_and_github_per_tool_and_clause(
 
 
 class RareNoToolCallExecuted(NoToolCallExecuted):
-    """Breaks E1 only for plain code of 12 characters or more (none of the call-like
+    """Breaks E1 only for plain code of 4 characters or more (none of the call-like
     punctuation of the kit's hand-picked E1 actions, which run first and are never saved): a
     generated search finds it after a few examples, a replay from the database at once."""
 
     def no_tool_call_outcome(self, action: Action) -> ActionOutcome:
         code = action.code or ""
-        if len(code) >= 12 and not any(mark in code for mark in "({<:="):
+        if len(code) >= 4 and not any(mark in code for mark in "({<:="):
             return super().no_tool_call_outcome(action)
         return ZooExecutor.no_tool_call_outcome(self, action)
 

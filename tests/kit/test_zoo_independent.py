@@ -18,6 +18,7 @@ Only the public API is used: ``conformance.certify`` and the `Report` fields.
 from __future__ import annotations
 
 import asyncio
+import sys
 import unicodedata
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -56,6 +57,9 @@ def _param(entry: Any, reason: str | None) -> Any:
         if reason
         else []
     )
+    oldest = getattr(entry, "MIN_PYTHON", None)
+    if oldest is not None and sys.version_info < oldest:
+        marks.append(pytest.mark.skip(reason=f"needs Python {'.'.join(map(str, oldest))}+"))
     return pytest.param(entry, id=entry.__name__, marks=marks)
 
 

@@ -545,6 +545,10 @@ class ReraisesFreshCancelledError(ZooExecutor):
     unchanged)."""
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("E6",)
+    MIN_PYTHON: ClassVar[tuple[int, int]] = (3, 11)
+    """On 3.10 a task boundary already replaces a CancelledError by a fresh one without its
+    message, so a correct task-per-call executor looks exactly like this bug: the kit judges
+    only the type there (`oracle.mismatch`)."""
 
     async def invoke(self, spec: ToolSpec, arguments: object) -> object:
         try:
