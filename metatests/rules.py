@@ -266,21 +266,26 @@ def _constructor(
     return _parameters(name, old, list(now.parameters))
 
 
+def _m3(
+    name: str, code: str, param: str | None, change: str, fix: str, *, note: bool = False
+) -> Finding:
+    """One M3 finding about a constructor parameter of `name` (a note, or a breaking change)."""
+    return Finding(
+        clause="M3",
+        code=code,
+        subject=name,
+        parameter=param,
+        change=change,
+        fix=fix,
+        kind="note" if note else "breaking",
+    )
+
+
 def _parameters(name: str, old: list[ParamInfo], new: list[ParamInfo]) -> list[Finding]:
     findings: list[Finding] = []
 
     def add(code: str, param: str | None, change: str, fix: str, *, note: bool = False) -> None:
-        findings.append(
-            Finding(
-                clause="M3",
-                code=code,
-                subject=name,
-                parameter=param,
-                change=change,
-                fix=fix,
-                kind="note" if note else "breaking",
-            )
-        )
+        findings.append(_m3(name, code, param, change, fix, note=note))
 
     old_var = {p.kind: p for p in old if p.kind in ("var_positional", "var_keyword")}
     new_var = {p.kind: p for p in new if p.kind in ("var_positional", "var_keyword")}
@@ -373,17 +378,7 @@ def _group_changes(
     findings: list[Finding] = []
 
     def add(code: str, param: str | None, change: str, fix: str, *, note: bool = False) -> None:
-        findings.append(
-            Finding(
-                clause="M3",
-                code=code,
-                subject=name,
-                parameter=param,
-                change=change,
-                fix=fix,
-                kind="note" if note else "breaking",
-            )
-        )
+        findings.append(_m3(name, code, param, change, fix, note=note))
 
     # Survivors: recorded parameters still in this group (a kind change is reported apart).
     survivors = [i for i, n in enumerate(new_names) if n in old_names]
