@@ -48,9 +48,9 @@ EQUIVALENT_FILE = ROOT / "tests" / "mutants" / "equivalent.toml"
 CACHE_DIR = ROOT / "build" / "mutants"
 EXCLUDED_TESTS = {"test_dependency_smoke.py"}
 
-USE_FAIL_FAST = False
-"""Switch to True once `certify(..., fail_fast=True)` exists: `_kit_verdict` then makes one
-`certify` call over the reachable clauses instead of one call per clause."""
+USE_FAIL_FAST = True
+"""With `certify(..., fail_fast=True)`, `_kit_verdict` makes one `certify` call over the
+reachable clauses (stopping at the first failure) instead of one call per clause."""
 
 PATH_FUNCTIONS = {
     "polyloop/tools.py": {
