@@ -25,6 +25,25 @@ def _recorded(packages, tmp_path: Path, body: str, **kwargs: str) -> tuple[str, 
     return name, path
 
 
+def _recorded_positional(packages, tmp_path: Path, body: str, why: str) -> tuple[str, Path]:
+    """Record a plain (positional) dataclass that the baseline's allowlist excuses from M4."""
+    name = packages.write(_model(body, decorator="@dataclass"))
+    path = tmp_path / "api.json"
+    path.write_text(
+        json.dumps(
+            {
+                "format": 1,
+                "package": name,
+                "version": "1.0.0",
+                "allowlist": {f"{name}.models.Point": why},
+                "classes": {},
+            }
+        )
+    )
+    assert update_baseline(name, path).written
+    return name, path
+
+
 def _evolve(packages, name: str, body: str, *, version: str = "1.0.0", **kwargs: str) -> None:
     packages.write(
         {"__init__.py": f'__version__ = "{version}"\n', **_model(body, **kwargs)}, name=name
@@ -88,43 +107,64 @@ def test_M3_field_appended_with_default_passes_and_update_records_it(
     assert check_package(name, path).findings == ()
 
 
-def test_M3_field_renamed_fails(packages, tmp_path: Path) -> None:
-    name, path = _recorded(packages, tmp_path, "x: int\ny: int = 0")
-    _evolve(packages, name, "x: int\nwhy: int = 0")
+@pytest.mark.parametrize(
+    ("before", "now", "code", "field", "change", "fix"),
+    [
+        pytest.param(
+            "x: int\ny: int = 0",
+            "x: int\nwhy: int = 0",
+            "parameter-renamed",
+            "y",
+            "renamed to `why`",
+            "restore the name `y`",
+            id="field-renamed",
+        ),
+        pytest.param(
+            "x: int\ny: int = 0\nz: int = 0",
+            "x: int\nz: int = 0",
+            "parameter-removed",
+            "y",
+            "removed",
+            "restore `y`",
+            id="field-removed",
+        ),
+        pytest.param(
+            "x: int\ny: int = 0",
+            "y: int = 0\nx: int",
+            "parameters-reordered",
+            None,
+            "keyword-only parameters reordered: recorded `x`, `y`, now `y`, `x`",
+            "restore the order `x`, `y`",
+            id="fields-reordered",
+        ),
+        pytest.param(
+            "x: int\ny: int = 0",
+            "x: int\ny: int",
+            "default-removed",
+            "y",
+            "lost its default",
+            "give `y` its default back",
+            id="field-losing-its-default",
+        ),
+    ],
+)
+def test_M3_breaking_field_change_fails(
+    packages,
+    tmp_path: Path,
+    before: str,
+    now: str,
+    code: str,
+    field: str | None,
+    change: str,
+    fix: str,
+) -> None:
+    name, path = _recorded(packages, tmp_path, before)
+    _evolve(packages, name, now)
 
     report = check_package(name, path)
 
-    assert packages.failures(report) == [("M3", "parameter-renamed", "models.Point", "y")]
-    assert report.failures[0].change == "renamed to `why`"
-    assert report.failures[0].fix == "restore the name `y`"
-
-
-def test_M3_field_removed_fails(packages, tmp_path: Path) -> None:
-    name, path = _recorded(packages, tmp_path, "x: int\ny: int = 0\nz: int = 0")
-    _evolve(packages, name, "x: int\nz: int = 0")
-
-    report = check_package(name, path)
-
-    assert packages.failures(report) == [("M3", "parameter-removed", "models.Point", "y")]
-
-
-def test_M3_fields_reordered_fails(packages, tmp_path: Path) -> None:
-    name, path = _recorded(packages, tmp_path, "x: int\ny: int = 0")
-    _evolve(packages, name, "y: int = 0\nx: int")
-
-    report = check_package(name, path)
-
-    assert packages.failures(report) == [("M3", "parameters-reordered", "models.Point", None)]
-    assert report.failures[0].fix == "restore the order `x`, `y`"
-
-
-def test_M3_field_losing_its_default_fails(packages, tmp_path: Path) -> None:
-    name, path = _recorded(packages, tmp_path, "x: int\ny: int = 0")
-    _evolve(packages, name, "x: int\ny: int")
-
-    report = check_package(name, path)
-
-    assert packages.failures(report) == [("M3", "default-removed", "models.Point", "y")]
+    assert packages.failures(report) == [("M3", code, "models.Point", field)]
+    assert (report.failures[0].change, report.failures[0].fix) == (change, fix)
 
 
 def test_M3_field_gaining_a_default_passes(packages, tmp_path: Path) -> None:
@@ -272,20 +312,9 @@ def test_M5_keyword_only_append_leaves_match_args_unchanged(packages, tmp_path: 
 def test_M5_positional_append_with_default_extends_match_args_and_passes(
     packages, tmp_path: Path
 ) -> None:
-    name = packages.write(_model("x: int", decorator="@dataclass"))
-    path = tmp_path / "api.json"
-    path.write_text(
-        json.dumps(
-            {
-                "format": 1,
-                "package": name,
-                "version": "1.0.0",
-                "allowlist": {f"{name}.models.Point": "a coordinate, unpacked positionally"},
-                "classes": {},
-            }
-        )
+    name, path = _recorded_positional(
+        packages, tmp_path, "x: int", "a coordinate, unpacked positionally"
     )
-    assert update_baseline(name, path).written
     _evolve(packages, name, "x: int\ny: int = 0", decorator="@dataclass")
 
     report = check_package(name, path)
@@ -300,20 +329,7 @@ def test_M5_positional_append_with_default_extends_match_args_and_passes(
 
 
 def test_M5_positional_reorder_changes_match_args_too(packages, tmp_path: Path) -> None:
-    name = packages.write(_model("x: int\ny: int", decorator="@dataclass"))
-    path = tmp_path / "api.json"
-    path.write_text(
-        json.dumps(
-            {
-                "format": 1,
-                "package": name,
-                "version": "1.0.0",
-                "allowlist": {f"{name}.models.Point": "a coordinate"},
-                "classes": {},
-            }
-        )
-    )
-    assert update_baseline(name, path).written
+    name, path = _recorded_positional(packages, tmp_path, "x: int\ny: int", "a coordinate")
     _evolve(packages, name, "y: int\nx: int", decorator="@dataclass")
 
     assert packages.failures(check_package(name, path)) == [
