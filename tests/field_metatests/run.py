@@ -44,7 +44,8 @@ json.dump([[f.clause, f.code, f.subject, f.parameter, f in failing] for f in rep
 """
 
 
-def _install(dist: str, version: str, target: Path) -> None:
+def _install(requirements: list[str], target: Path) -> None:
+    """pip-install ``requirements`` into ``target`` once; the marker file makes reruns cheap."""
     if (target / ".installed").exists():
         return
     subprocess.run(
@@ -58,11 +59,11 @@ def _install(dist: str, version: str, target: Path) -> None:
             "--no-warn-conflicts",
             "--target",
             str(target),
-            f"{dist}=={version}",
+            *requirements,
         ],
         check=True,
     )
-    (target / ".installed").write_text(version)
+    (target / ".installed").write_text(" ".join(requirements))
 
 
 def _env(target: Path) -> dict[str, str]:
@@ -167,23 +168,7 @@ def smoke(work: Path) -> bool:
     """Scans that must end in a report (exit 0 or 1), never a traceback (``smoke.json``)."""
     config = json.loads((HERE / "smoke.json").read_text())
     target = work / "smoke"
-    if not (target / ".installed").exists():
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                "--no-warn-conflicts",
-                "--target",
-                str(target),
-                *config["install"],
-            ],
-            check=True,
-        )
-        (target / ".installed").write_text(" ".join(config["install"]))
+    _install(config["install"], target)
     ok = True
     for package in config["scan"]:
         baseline = work / f"smoke-{package}.json"
@@ -216,8 +201,8 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     old, new = work / config["old"], work / config["new"]
-    _install(config["distribution"], config["old"], old)
-    _install(config["distribution"], config["new"], new)
+    _install([f"{config['distribution']}=={config['old']}"], old)
+    _install([f"{config['distribution']}=={config['new']}"], new)
     print(
         f"installed {config['distribution']} {config['old']} and {config['new']}"
         f" in {time.monotonic() - started:.0f} s"
