@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import collections
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,18 @@ def _block(mutant: Any, note: str) -> list[str]:
         "```",
         "",
     ]
+
+
+def _section(
+    title: str, group: Sequence[Any], note: Callable[[Any], str], *, intro: str = ""
+) -> list[str]:
+    """A report section: an optional intro paragraph, then each mutant's block, or "None."."""
+    out = [f"## {title}", ""] + ([intro, ""] if intro else [])
+    if not group:
+        return [*out, "None.", ""]
+    for mutant in group:
+        out += _block(mutant, note(mutant))
+    return out
 
 
 def write_report(
@@ -166,47 +178,37 @@ def write_report(
         out += ["## Problems (these fail the run)", ""]
         out += [f"- {problem}" for problem in problems]
         out += [""]
-    out += ["## Kit survivors on the validation/dispatch path", ""]
-    if not kit_survivors:
-        out += ["None.", ""]
-    for mutant in kit_survivors:
-        result = results[mutant.id]
-        out += _block(
-            mutant,
-            f"kit: {_status(result, 'kit')} (clauses run: "
-            f"{', '.join(result.get('kit_clauses', [])) or 'none reaches it'}); "
-            f"tests: {_status(result, 'tests')}.",
-        )
-    out += ["## Library-test survivors", ""]
-    if not test_survivors:
-        out += ["None.", ""]
-    for mutant in test_survivors:
-        result = results[mutant.id]
-        out += _block(
-            mutant,
-            f"tests: {_status(result, 'tests')} ({result.get('test_count', 0)} tests reach it); "
-            f"kit: {_status(result, 'kit')}.",
-        )
-    out += ["## Equivalent mutants", ""]
-    if not equivalent:
-        out += ["None.", ""]
-    for mutant in equivalent:
-        out += _block(mutant, f"Reason: {equivalents[mutant.id]['reason']}")
-    out += [
-        "## Wording the contract leaves free",
-        "",
-        "Excluded from the kit's population only (the kit may not require wording the contract "
-        "does not pin); the library tests, which pin polyloop's own wording, still judge them.",
-        "",
-    ]
-    if not wording:
-        out += ["None.", ""]
-    for mutant in wording:
-        out += _block(
-            mutant,
-            f"Reason: {equivalents[mutant.id]['reason']} (tests: "
-            f"{_status(results[mutant.id], 'tests')})",
-        )
+    out += _section(
+        "Kit survivors on the validation/dispatch path",
+        kit_survivors,
+        lambda m: (
+            f"kit: {_status(results[m.id], 'kit')} (clauses run: "
+            f"{', '.join(results[m.id].get('kit_clauses', [])) or 'none reaches it'}); "
+            f"tests: {_status(results[m.id], 'tests')}."
+        ),
+    )
+    out += _section(
+        "Library-test survivors",
+        test_survivors,
+        lambda m: (
+            f"tests: {_status(results[m.id], 'tests')} "
+            f"({results[m.id].get('test_count', 0)} tests reach it); "
+            f"kit: {_status(results[m.id], 'kit')}."
+        ),
+    )
+    out += _section(
+        "Equivalent mutants", equivalent, lambda m: f"Reason: {equivalents[m.id]['reason']}"
+    )
+    out += _section(
+        "Wording the contract leaves free",
+        wording,
+        lambda m: (
+            f"Reason: {equivalents[m.id]['reason']} (tests: {_status(results[m.id], 'tests')})"
+        ),
+        intro="Excluded from the kit's population only (the kit may not require wording the "
+        "contract does not pin); the library tests, which pin polyloop's own wording, still "
+        "judge them.",
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(out).rstrip() + "\n", encoding="utf-8")
     return problems
