@@ -22,7 +22,7 @@ every positional call) and the **keyword-only** ones.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from metatests.fileformat import Baseline, RecordedClass
 from metatests.model import POSITIONAL_KINDS, ClassInfo, ParamInfo, Scan
@@ -87,23 +87,22 @@ def compare(scan: Scan, baseline: Baseline, *, baseline_path: str = "") -> Repor
             findings += _keyword_only(info, baseline.max_positional)
     findings += _allowlist(scan, baseline, complete=complete)
 
+    for name in _vanished(baseline.classes, scan, complete=complete):
+        findings.append(
+            Finding(
+                clause="M3",
+                code="class-removed",
+                subject=name,
+                change="public dataclass was removed (or is no longer public)",
+                fix=f"restore `{name}`",
+                kind="breaking",
+            )
+        )
     for name, old in baseline.classes.items():
         now = scan.classes.get(name)
-        if now is None:
-            if complete and not is_excluded(name, scan.excluded):
-                findings.append(
-                    Finding(
-                        clause="M3",
-                        code="class-removed",
-                        subject=name,
-                        change="public dataclass was removed (or is no longer public)",
-                        fix=f"restore `{name}`",
-                        kind="breaking",
-                    )
-                )
-            continue
-        findings += _constructor(name, old, now, migrated=baseline.format < 2)
-        findings += _match_args(name, old.match_args, now.match_args)
+        if now is not None:
+            findings += _constructor(name, old, now, migrated=baseline.format < 2)
+            findings += _match_args(name, old.match_args, now.match_args)
     for name in scan.classes.keys() - baseline.classes.keys():
         findings.append(
             Finding(
@@ -205,23 +204,36 @@ def _keyword_only_fix(info: ClassInfo, excess: Sequence[str]) -> str:
     return "; ".join(parts)
 
 
+def _vanished(recorded: Iterable[str], scan: Scan, *, complete: bool) -> list[str]:
+    """The recorded names the scan no longer finds, outside excluded modules. Judged only when
+    the scan is complete: a module that fails to import hides its classes, it does not remove
+    them."""
+    if not complete:
+        return []
+    return [
+        name
+        for name in recorded
+        if name not in scan.classes and not is_excluded(name, scan.excluded)
+    ]
+
+
 def _allowlist(scan: Scan, baseline: Baseline, *, complete: bool) -> list[Finding]:
-    findings = []
+    findings = [
+        Finding(
+            clause="M2",
+            code="allowlist-unknown",
+            subject=name,
+            change=f"allowlist entry names no public dataclass of {scan.package}",
+            fix="remove the unknown allowlist entry (or correct its name)",
+            kind="failure",
+        )
+        for name in _vanished(baseline.allowlist, scan, complete=complete)
+    ]
     for name in baseline.allowlist:
         info = scan.classes.get(name)
-        if info is None:
-            if complete and not is_excluded(name, scan.excluded):
-                findings.append(
-                    Finding(
-                        clause="M2",
-                        code="allowlist-unknown",
-                        subject=name,
-                        change=f"allowlist entry names no public dataclass of {scan.package}",
-                        fix="remove the unknown allowlist entry (or correct its name)",
-                        kind="failure",
-                    )
-                )
-        elif info.signature_error is None and not positional_excess(info, baseline.max_positional):
+        if info is None or info.signature_error is not None:
+            continue
+        if not positional_excess(info, baseline.max_positional):
             findings.append(
                 Finding(
                     clause="M2",
