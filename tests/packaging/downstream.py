@@ -134,11 +134,20 @@ def build_wheel(out: Path) -> Path:
     return wheel
 
 
-def own_conformance_project(root: Path, name: str) -> Path:
-    return project(
-        root,
-        name,
+def own_conformance_package_runs(tmp: Path, bin_dir: Path, check: Check, *, extra: bool) -> None:
+    """A downstream project's own top-level `conformance` package still imports under pytest:
+    polyloop's pytest plugin, loaded at start-up, must not shadow it."""
+    theirs = project(
+        tmp,
+        "theirs-extra" if extra else "theirs-base",
         {"conformance/__init__.py": 'OWNER = "downstream"\n', "test_own.py": OWN_CONFORMANCE_TEST},
+    )
+    result = run([bin_dir / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=theirs)
+    check(
+        result.returncode == 0,
+        f"{'with' if extra else 'without'} the extra, a project with its own `conformance` "
+        "package runs pytest",
+        output(result),
     )
 
 
@@ -190,13 +199,7 @@ def with_extra_and_newest_hypothesis(tmp: Path, wheel: Path, check: Check) -> No
         "ExecutorContract and ToolContract pass on the reference under pytest -W error",
         output(result),
     )
-    theirs = own_conformance_project(tmp, "theirs-extra")
-    result = run([bin_dir / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=theirs)
-    check(
-        result.returncode == 0,
-        "with the extra, a project with its own `conformance` package runs pytest",
-        output(result),
-    )
+    own_conformance_package_runs(tmp, bin_dir, check, extra=True)
 
 
 def base_wheel_and_pytest(tmp: Path, wheel: Path, check: Check) -> None:
@@ -257,13 +260,7 @@ def base_wheel_and_pytest(tmp: Path, wheel: Path, check: Check) -> None:
         "polyloop-metatests runs without the extra (a missing baseline is its exit 2)",
         output(result),
     )
-    theirs = own_conformance_project(tmp, "theirs-base")
-    result = run([bin_dir / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=theirs)
-    check(
-        result.returncode == 0,
-        "without the extra, a project with its own `conformance` package runs pytest",
-        output(result),
-    )
+    own_conformance_package_runs(tmp, bin_dir, check, extra=False)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
