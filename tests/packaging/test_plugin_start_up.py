@@ -42,6 +42,17 @@ def run_python(
     )
 
 
+def run_pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """pytest in a subprocess on the project in ``cwd``, with this environment's plugins."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
 def test_plugin_module_imports_only_pytest_and_the_standard_library(tmp_path: Path) -> None:
     result = run_python(
         """
@@ -126,13 +137,7 @@ def _project_with_own_conformance(tmp_path: Path) -> Path:
 
 def test_downstream_project_with_its_own_conformance_package_runs_pytest(tmp_path: Path) -> None:
     project = _project_with_own_conformance(tmp_path)
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = run_pytest(project)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 passed" in result.stdout
 
@@ -141,13 +146,7 @@ def test_polyloop_profile_in_a_project_that_shadows_the_kit_names_the_clash(
     tmp_path: Path,
 ) -> None:
     project = _project_with_own_conformance(tmp_path)
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *POLYLOOP_CI],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = run_pytest(project, *POLYLOOP_CI)
     assert result.returncode == 4, result.stdout + result.stderr
     assert "the name 'conformance' resolves to " in result.stderr
     assert str(project / "conformance" / "__init__.py") in result.stderr
@@ -159,13 +158,7 @@ def test_hypothesis_profile_polyloop_thorough_loads_the_kit_profile(tmp_path: Pa
         "def test_profile():\n"
         "    assert settings().max_examples == 1000\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *POLYLOOP_THOROUGH],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = run_pytest(tmp_path, *POLYLOOP_THOROUGH)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
