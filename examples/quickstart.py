@@ -36,35 +36,46 @@ async def divide(arguments: dict[str, Any]) -> str:
     return str(arguments["a"] / arguments["b"])
 
 
+def arguments(
+    types: dict[str, str], *, required: tuple[str, ...] = (), closed: bool = False
+) -> dict[str, Any]:
+    """A tool's `parameters`: plain JSON Schema for an object with these keys and JSON types.
+
+    `closed` forbids undeclared keys (`"additionalProperties": false`).
+    """
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {key: {"type": kind} for key, kind in types.items()},
+    }
+    if required:
+        schema["required"] = list(required)
+    if closed:
+        schema["additionalProperties"] = False
+    return schema
+
+
 def build_registry() -> ToolRegistry:
     return ToolRegistry(
         [
             ToolSpec(
                 name="greet",
                 description="Greet someone by name.",
-                parameters={
-                    "type": "object",
-                    "properties": {"name": {"type": "string"}, "times": {"type": "integer"}},
-                    "required": ["name"],
-                    "additionalProperties": False,
-                },
+                parameters=arguments(
+                    {"name": "string", "times": "integer"}, required=("name",), closed=True
+                ),
                 replay_policy=ReplayPolicy.SAFE,
                 handler=greet,
             ),
             ToolSpec(
                 name="read_sensor",
                 description="Read the temperature sensor.",
-                parameters={"type": "object", "properties": {}},
+                parameters=arguments({}),
                 handler=read_sensor,
             ),
             ToolSpec(
                 name="divide",
                 description="Divide a by b.",
-                parameters={
-                    "type": "object",
-                    "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
-                    "required": ["a", "b"],
-                },
+                parameters=arguments({"a": "number", "b": "number"}, required=("a", "b")),
                 handler=divide,
             ),
         ]
