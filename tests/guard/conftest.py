@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from metatests import Finding, Report
+from metatests import Finding, Report, update_baseline
 
 _PREFIX = re.compile(r"^mtpkg_[0-9a-f]+\.?")
 
@@ -49,6 +49,14 @@ class Packages:
         self._roots[name] = str(root)
         importlib.invalidate_caches()
         return name
+
+    def recorded(self, files: dict[str, str | None]) -> tuple[str, Path]:
+        """Write a package and record its baseline in ``api.json`` beside the packages: the
+        starting point of most tests. Returns (package name, baseline path)."""
+        name = self.write(files)
+        path = self._tmp / "api.json"
+        assert update_baseline(name, path).written
+        return name, path
 
     def root(self, name: str) -> str:
         """The sys.path entry holding the current version of ``name``."""

@@ -148,10 +148,8 @@ def test_M3_interrupted_update_leaves_the_old_file_intact(
     assert sorted(p.name for p in path.parent.iterdir()) == ["api.json"]  # no temp file left
 
 
-def test_M3_update_keeps_the_file_mode(packages, tmp_path: Path) -> None:
-    name = packages.write({"models.py": MODEL})
-    path = tmp_path / "api.json"
-    assert update_baseline(name, path).written
+def test_M3_update_keeps_the_file_mode(packages) -> None:
+    name, path = packages.recorded({"models.py": MODEL})
     assert stat.S_IMODE(path.stat().st_mode) == 0o644
     os.chmod(path, 0o664)
     packages.write({"models.py": MODEL + "    b: int = 0\n"}, name=name)
@@ -202,11 +200,9 @@ def test_M3_parse_errors_name_the_key_and_type_never_the_value(
 
 
 def test_M3_read_only_baseline_is_never_replaced(
-    packages, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    packages, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    name = packages.write({"models.py": MODEL})
-    path = tmp_path / "api.json"
-    assert update_baseline(name, path).written
+    name, path = packages.recorded({"models.py": MODEL})
     packages.write({"models.py": MODEL + "    b: int = 0\n"}, name=name)
     os.chmod(path, 0o444)
     before, inode = path.read_bytes(), path.stat().st_ino
@@ -241,9 +237,7 @@ def test_M3_symlinked_baseline_is_written_through_the_link(packages, tmp_path: P
 def test_M3_stale_temporary_files_of_an_interrupted_update_are_cleaned(
     packages, tmp_path: Path
 ) -> None:
-    name = packages.write({"models.py": MODEL})
-    path = tmp_path / "api.json"
-    assert update_baseline(name, path).written
+    name, path = packages.recorded({"models.py": MODEL})
     stale = tmp_path / ".api.json.k3x9_q2z.tmp"  # what kill -9 during update leaves
     fresh = tmp_path / ".api.json.abcdefgh.tmp"  # a concurrent update, still writing
     foreign = tmp_path / ".api.json.mine.tmp"  # not of the guard's naming
@@ -265,9 +259,7 @@ def test_M3_stale_temporary_files_of_an_interrupted_update_are_cleaned(
 def test_M3_kill_9_during_update_leaves_nothing_the_next_update_keeps(
     packages, tmp_path: Path
 ) -> None:
-    name = packages.write({"models.py": MODEL})
-    path = tmp_path / "api.json"
-    assert update_baseline(name, path).written
+    name, path = packages.recorded({"models.py": MODEL})
     leftover = tmp_path / ".api.json.zz99zz99.tmp"
     leftover.write_text('{"half": ')
     old = time.time() - 120

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import metatests
-from metatests import assert_api_stable, update_baseline
+from metatests import assert_api_stable
 from metatests.cli import main
 
 GOOD = "from dataclasses import dataclass\n\n@dataclass(kw_only=True)\nclass P:\n    a: int\n"
@@ -73,9 +73,7 @@ def test_M4_cli_usage_errors_exit_2_with_one_line(
 
 
 def test_M3_python_m_metatests_runs_the_cli(packages, tmp_path: Path) -> None:
-    name = packages.write({"models.py": GOOD})
-    path = tmp_path / "api.json"
-    assert update_baseline(name, path).written
+    name, path = packages.recorded({"models.py": GOOD})
     root = Path(metatests.__file__).parent.parent
     pythonpath = os.pathsep.join([str(root), packages.root(name)])
 
@@ -96,18 +94,14 @@ def test_M3_python_m_metatests_runs_the_cli(packages, tmp_path: Path) -> None:
     assert "run" not in missing.stdout and "does not exist" in missing.stderr
 
 
-def test_M3_assert_api_stable_passes_and_returns_the_report(packages, tmp_path: Path) -> None:
-    name = packages.write({"models.py": GOOD})
-    path = tmp_path / "api.json"
-    assert update_baseline(name, path).written
+def test_M3_assert_api_stable_passes_and_returns_the_report(packages) -> None:
+    name, path = packages.recorded({"models.py": GOOD})
 
     assert assert_api_stable(name, baseline=path).ok
 
 
-def test_M3_assert_api_stable_raises_the_readable_report(packages, tmp_path: Path) -> None:
-    name = packages.write({"models.py": GOOD})
-    path = tmp_path / "api.json"
-    assert update_baseline(name, path).written
+def test_M3_assert_api_stable_raises_the_readable_report(packages) -> None:
+    name, path = packages.recorded({"models.py": GOOD})
     packages.write({"models.py": GOOD.replace("a: int", "b: int")}, name=name)
 
     with pytest.raises(AssertionError) as info:

@@ -18,11 +18,8 @@ def _model(body: str, *, decorator: str = "@dataclass(kw_only=True)") -> dict[st
     }
 
 
-def _recorded(packages, tmp_path: Path, body: str, **kwargs: str) -> tuple[str, Path]:
-    name = packages.write(_model(body, **kwargs))
-    path = tmp_path / "api.json"
-    assert update_baseline(name, path).written
-    return name, path
+def _recorded(packages, body: str, **kwargs: str) -> tuple[str, Path]:
+    return packages.recorded(_model(body, **kwargs))
 
 
 def _recorded_positional(packages, tmp_path: Path, body: str, why: str) -> tuple[str, Path]:
@@ -59,10 +56,8 @@ def _evolve(packages, name: str, body: str, *, version: str = "1.0.0", **kwargs:
         ),
     ],
 )
-def test_M3_field_inserted_in_the_middle_fails(
-    packages, tmp_path: Path, now: str, code: str, field: str
-) -> None:
-    name, path = _recorded(packages, tmp_path, "x: int\ny: int = 0")
+def test_M3_field_inserted_in_the_middle_fails(packages, now: str, code: str, field: str) -> None:
+    name, path = _recorded(packages, "x: int\ny: int = 0")
     _evolve(packages, name, now)
 
     report = check_package(name, path)
@@ -75,8 +70,8 @@ def test_M3_field_inserted_in_the_middle_fails(
     assert "bump the major version to make this change" in report.failures[0].render()
 
 
-def test_M3_field_appended_without_default_fails(packages, tmp_path: Path) -> None:
-    name, path = _recorded(packages, tmp_path, "x: int\ny: int = 0")
+def test_M3_field_appended_without_default_fails(packages) -> None:
+    name, path = _recorded(packages, "x: int\ny: int = 0")
     _evolve(packages, name, "x: int\ny: int = 0\nz: int")
 
     report = check_package(name, path)
@@ -87,10 +82,8 @@ def test_M3_field_appended_without_default_fails(packages, tmp_path: Path) -> No
     assert report.failures[0].fix == "give `z` a default"
 
 
-def test_M3_field_appended_with_default_passes_and_update_records_it(
-    packages, tmp_path: Path
-) -> None:
-    name, path = _recorded(packages, tmp_path, "x: int\ny: int = 0")
+def test_M3_field_appended_with_default_passes_and_update_records_it(packages) -> None:
+    name, path = _recorded(packages, "x: int\ny: int = 0")
     _evolve(packages, name, "x: int\ny: int = 0\nz: str = ''")
 
     report = check_package(name, path)
@@ -150,7 +143,6 @@ def test_M3_field_appended_with_default_passes_and_update_records_it(
 )
 def test_M3_breaking_field_change_fails(
     packages,
-    tmp_path: Path,
     before: str,
     now: str,
     code: str,
@@ -158,7 +150,7 @@ def test_M3_breaking_field_change_fails(
     change: str,
     fix: str,
 ) -> None:
-    name, path = _recorded(packages, tmp_path, before)
+    name, path = _recorded(packages, before)
     _evolve(packages, name, now)
 
     report = check_package(name, path)
@@ -167,8 +159,8 @@ def test_M3_breaking_field_change_fails(
     assert (report.failures[0].change, report.failures[0].fix) == (change, fix)
 
 
-def test_M3_field_gaining_a_default_passes(packages, tmp_path: Path) -> None:
-    name, path = _recorded(packages, tmp_path, "x: int\ny: int = 0")
+def test_M3_field_gaining_a_default_passes(packages) -> None:
+    name, path = _recorded(packages, "x: int\ny: int = 0")
     _evolve(packages, name, "x: int = 1\ny: int = 0")
 
     report = check_package(name, path)
@@ -177,8 +169,8 @@ def test_M3_field_gaining_a_default_passes(packages, tmp_path: Path) -> None:
     assert packages.notes(report) == [("M3", "default-added", "models.Point", "x")]
 
 
-def test_M3_class_removed_fails(packages, tmp_path: Path) -> None:
-    name, path = _recorded(packages, tmp_path, "x: int")
+def test_M3_class_removed_fails(packages) -> None:
+    name, path = _recorded(packages, "x: int")
     packages.write(
         {"models.py": _model("a: int")["models.py"].replace("Point", "Other")}, name=name
     )
@@ -189,8 +181,8 @@ def test_M3_class_removed_fails(packages, tmp_path: Path) -> None:
     assert packages.notes(report) == [("M3", "class-added", "models.Other", None)]
 
 
-def test_M3_new_keyword_only_class_passes_and_update_records_it(packages, tmp_path: Path) -> None:
-    name, path = _recorded(packages, tmp_path, "x: int")
+def test_M3_new_keyword_only_class_passes_and_update_records_it(packages) -> None:
+    name, path = _recorded(packages, "x: int")
     packages.write(
         {
             "models.py": _model("x: int")["models.py"],
@@ -204,8 +196,8 @@ def test_M3_new_keyword_only_class_passes_and_update_records_it(packages, tmp_pa
     assert f"{name}.extra.New" in load_baseline(path).classes
 
 
-def test_M3_major_bump_allows_a_break_and_update_records_it(packages, tmp_path: Path) -> None:
-    name, path = _recorded(packages, tmp_path, "x: int\ny: int = 0")
+def test_M3_major_bump_allows_a_break_and_update_records_it(packages) -> None:
+    name, path = _recorded(packages, "x: int\ny: int = 0")
     _evolve(packages, name, "y: int = 0\nx: int\nz: int", version="2.0.0")
 
     report = check_package(name, path)
@@ -228,8 +220,8 @@ def test_M3_major_bump_allows_a_break_and_update_records_it(packages, tmp_path: 
     assert check_package(name, path).findings == ()
 
 
-def test_M3_update_refuses_a_break_without_the_major_bump(packages, tmp_path: Path) -> None:
-    name, path = _recorded(packages, tmp_path, "x: int\ny: int = 0")
+def test_M3_update_refuses_a_break_without_the_major_bump(packages) -> None:
+    name, path = _recorded(packages, "x: int\ny: int = 0")
     before = path.read_bytes()
     _evolve(packages, name, "x: int", version="1.9.0")
 
@@ -255,8 +247,8 @@ def test_M3_major_version_read_from_distribution_metadata(packages, tmp_path: Pa
     assert packages.verdict(report.allowed) == [("M3", "parameter-removed", "models.Point", "y")]
 
 
-def test_M3_baseline_is_sorted_stable_json(packages, tmp_path: Path) -> None:
-    name, path = _recorded(packages, tmp_path, "b: int\na: int = 0")
+def test_M3_baseline_is_sorted_stable_json(packages) -> None:
+    name, path = _recorded(packages, "b: int\na: int = 0")
     text = path.read_text()
 
     data = json.loads(text)
@@ -286,8 +278,8 @@ def test_M3_baseline_is_sorted_stable_json(packages, tmp_path: Path) -> None:
     assert path.read_text() == text
 
 
-def test_M5_match_args_changed_fails(packages, tmp_path: Path) -> None:
-    name, path = _recorded(packages, tmp_path, "x: int\ny: int = 0\n__match_args__ = ('x', 'y')")
+def test_M5_match_args_changed_fails(packages) -> None:
+    name, path = _recorded(packages, "x: int\ny: int = 0\n__match_args__ = ('x', 'y')")
     _evolve(packages, name, "x: int\ny: int = 0\n__match_args__ = ('y', 'x')")
 
     report = check_package(name, path)
@@ -299,8 +291,8 @@ def test_M5_match_args_changed_fails(packages, tmp_path: Path) -> None:
     )
 
 
-def test_M5_keyword_only_append_leaves_match_args_unchanged(packages, tmp_path: Path) -> None:
-    name, path = _recorded(packages, tmp_path, "x: int")
+def test_M5_keyword_only_append_leaves_match_args_unchanged(packages) -> None:
+    name, path = _recorded(packages, "x: int")
     _evolve(packages, name, "x: int\ny: int = 0")
 
     report = check_package(name, path)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import metatests
-from metatests import check_package, load_baseline, scan_package, update_baseline
+from metatests import check_package, load_baseline, scan_package
 from metatests.cli import main
 
 FINE = "from dataclasses import dataclass\n\n@dataclass(kw_only=True)\nclass Fine:\n    a: int\n"
@@ -91,16 +91,14 @@ def test_M4_non_daemon_thread_does_not_keep_the_scan_alive(packages) -> None:
 
 
 def test_M4_output_of_scanned_modules_is_captured_and_summarised(
-    packages, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    packages, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    name = packages.write(
+    name, path = packages.recorded(
         {
             "loud.py": FINE
             + "import sys\nprint('hello from import')\nprint('\\x1b[2Jwarn', file=sys.stderr)\n"
         }
     )
-    path = tmp_path / "api.json"
-    assert update_baseline(name, path).written
     capsys.readouterr()
 
     assert main(["check", name, "--baseline", str(path)]) == 0
@@ -112,11 +110,9 @@ def test_M4_output_of_scanned_modules_is_captured_and_summarised(
 
 
 def test_M4_crash_at_import_is_exit_1_naming_the_module_never_a_traceback(
-    packages, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    packages, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    name = packages.write({"good.py": FINE})
-    path = tmp_path / "api.json"
-    assert update_baseline(name, path).written
+    name, path = packages.recorded({"good.py": FINE})
     packages.write({"good.py": FINE, "bad.py": "raise KeyboardInterrupt\n"}, name=name)
     capsys.readouterr()
 
@@ -235,11 +231,9 @@ def test_M4_many_exclusions_render_as_one_count() -> None:
 
 
 def test_M4_a_bug_inside_the_guard_is_exit_2_never_1(
-    packages, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    packages, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    name = packages.write({"fine.py": FINE})
-    path = tmp_path / "api.json"
-    assert update_baseline(name, path).written
+    name, path = packages.recorded({"fine.py": FINE})
 
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("bug in compare")

@@ -33,14 +33,6 @@ def _allowlist(path: Path, entries: dict[str, str]) -> None:
     path.write_text(json.dumps(data))
 
 
-def _fresh(packages, tmp_path: Path, files: dict[str, str]) -> tuple[str, Path]:
-    """A package and a baseline recorded from a keyword-only first version of it."""
-    name = packages.write(files)
-    path = tmp_path / "api.json"
-    assert update_baseline(name, path).written
-    return name, path
-
-
 def test_M1_positional_dataclass_fails(packages, tmp_path: Path) -> None:
     name = packages.write({"models.py": POSITIONAL})
     result = update_baseline(name, tmp_path / "api.json")
@@ -164,8 +156,8 @@ def test_M1_make_dataclass_judged_and_named_alike_on_every_python(packages, tmp_
     ]
 
 
-def test_M1_allowlisted_positional_class_passes(packages, tmp_path: Path) -> None:
-    name, path = _fresh(packages, tmp_path, {"models.py": KEYWORD_ONLY})
+def test_M1_allowlisted_positional_class_passes(packages) -> None:
+    name, path = packages.recorded({"models.py": KEYWORD_ONLY})
     _allowlist(path, {f"{name}.models.Point": "kept positional for tuple-like unpacking"})
     packages.write({"models.py": POSITIONAL}, name=name)
 
@@ -238,8 +230,8 @@ def test_M1_generated_constructor_that_inspect_refuses_is_read_from_the_fields(
     assert packages.failures(report) == [("M1", "positional", "models.Schema", None)]
 
 
-def test_M2_allowlist_entry_with_reason_is_kept_by_update(packages, tmp_path: Path) -> None:
-    name, path = _fresh(packages, tmp_path, {"models.py": KEYWORD_ONLY})
+def test_M2_allowlist_entry_with_reason_is_kept_by_update(packages) -> None:
+    name, path = packages.recorded({"models.py": KEYWORD_ONLY})
     _allowlist(path, {f"{name}.models.Legacy": "public since 0.1; callers unpack it"})
     packages.write(
         {"models.py": KEYWORD_ONLY + "\n@dataclass\nclass Legacy:\n    a: int\n"}, name=name
@@ -254,8 +246,8 @@ def test_M2_allowlist_entry_with_reason_is_kept_by_update(packages, tmp_path: Pa
     assert check_package(name, path).ok
 
 
-def test_M2_stale_allowlist_entry_fails(packages, tmp_path: Path) -> None:
-    name, path = _fresh(packages, tmp_path, {"models.py": KEYWORD_ONLY})
+def test_M2_stale_allowlist_entry_fails(packages) -> None:
+    name, path = packages.recorded({"models.py": KEYWORD_ONLY})
     _allowlist(path, {f"{name}.models.Point": "was positional once"})
 
     report = check_package(name, path)
@@ -265,8 +257,8 @@ def test_M2_stale_allowlist_entry_fails(packages, tmp_path: Path) -> None:
     assert not update_baseline(name, path).written
 
 
-def test_M2_unknown_allowlist_entry_fails(packages, tmp_path: Path) -> None:
-    name, path = _fresh(packages, tmp_path, {"models.py": KEYWORD_ONLY})
+def test_M2_unknown_allowlist_entry_fails(packages) -> None:
+    name, path = packages.recorded({"models.py": KEYWORD_ONLY})
     _allowlist(path, {f"{name}.models.Gone": "removed in 2.0"})
 
     report = check_package(name, path)
@@ -275,10 +267,8 @@ def test_M2_unknown_allowlist_entry_fails(packages, tmp_path: Path) -> None:
     assert report.failures[0].fix.startswith("remove the unknown allowlist entry")
 
 
-def test_M2_unknown_entry_not_judged_while_a_module_fails_to_import(
-    packages, tmp_path: Path
-) -> None:
-    name, path = _fresh(packages, tmp_path, {"models.py": KEYWORD_ONLY})
+def test_M2_unknown_entry_not_judged_while_a_module_fails_to_import(packages) -> None:
+    name, path = packages.recorded({"models.py": KEYWORD_ONLY})
     _allowlist(path, {f"{name}.broken.Maybe": "cannot tell while broken.py does not import"})
     packages.write({"models.py": KEYWORD_ONLY, "broken.py": "raise ImportError('no')\n"}, name=name)
 
