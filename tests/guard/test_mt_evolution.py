@@ -70,39 +70,18 @@ def test_M3_field_inserted_in_the_middle_fails(packages, now: str, code: str, fi
     assert "bump the major version to make this change" in report.failures[0].render()
 
 
-def test_M3_field_appended_without_default_fails(packages) -> None:
-    name, path = _recorded(packages, "x: int\ny: int = 0")
-    _evolve(packages, name, "x: int\ny: int = 0\nz: int")
-
-    report = check_package(name, path)
-
-    assert packages.failures(report) == [
-        ("M3", "parameter-appended-without-default", "models.Point", "z")
-    ]
-    assert report.failures[0].fix == "give `z` a default"
-
-
-def test_M3_field_appended_with_default_passes_and_update_records_it(packages) -> None:
-    name, path = _recorded(packages, "x: int\ny: int = 0")
-    _evolve(packages, name, "x: int\ny: int = 0\nz: str = ''")
-
-    report = check_package(name, path)
-    assert report.ok
-    assert packages.notes(report) == [("M3", "parameter-appended", "models.Point", "z")]
-
-    assert update_baseline(name, path).written
-    params = load_baseline(path).classes[f"{name}.models.Point"].parameters or ()
-    assert [(p.name, p.has_default, p.kind) for p in params] == [
-        ("x", False, "keyword_only"),
-        ("y", True, "keyword_only"),
-        ("z", True, "keyword_only"),
-    ]
-    assert check_package(name, path).findings == ()
-
-
 @pytest.mark.parametrize(
     ("before", "now", "code", "field", "change", "fix"),
     [
+        pytest.param(
+            "x: int\ny: int = 0",
+            "x: int\ny: int = 0\nz: int",
+            "parameter-appended-without-default",
+            "z",
+            "appended keyword-only without a default (calls that omit it break)",
+            "give `z` a default",
+            id="field-appended-without-default",
+        ),
         pytest.param(
             "x: int\ny: int = 0",
             "x: int\nwhy: int = 0",
@@ -159,14 +138,41 @@ def test_M3_breaking_field_change_fails(
     assert (report.failures[0].change, report.failures[0].fix) == (change, fix)
 
 
-def test_M3_field_gaining_a_default_passes(packages) -> None:
+@pytest.mark.parametrize(
+    ("now", "code", "field", "recorded"),
+    [
+        pytest.param(
+            "x: int\ny: int = 0\nz: str = ''",
+            "parameter-appended",
+            "z",
+            [("x", False), ("y", True), ("z", True)],
+            id="field-appended-with-default",
+        ),
+        pytest.param(
+            "x: int = 1\ny: int = 0",
+            "default-added",
+            "x",
+            [("x", True), ("y", True)],
+            id="field-gaining-a-default",
+        ),
+    ],
+)
+def test_M3_compatible_field_change_passes_and_update_records_it(
+    packages, now: str, code: str, field: str, recorded: list[tuple[str, bool]]
+) -> None:
     name, path = _recorded(packages, "x: int\ny: int = 0")
-    _evolve(packages, name, "x: int = 1\ny: int = 0")
+    _evolve(packages, name, now)
 
     report = check_package(name, path)
-
     assert report.ok
-    assert packages.notes(report) == [("M3", "default-added", "models.Point", "x")]
+    assert packages.notes(report) == [("M3", code, "models.Point", field)]
+
+    assert update_baseline(name, path).written
+    params = load_baseline(path).classes[f"{name}.models.Point"].parameters or ()
+    assert [(p.name, p.has_default, p.kind) for p in params] == [
+        (param, default, "keyword_only") for param, default in recorded
+    ]
+    assert check_package(name, path).findings == ()
 
 
 def test_M3_class_removed_fails(packages) -> None:
