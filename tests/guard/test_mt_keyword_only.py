@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from textwrap import dedent
 
+import pytest
+
 from metatests import check_package, scan_package, update_baseline
 
 POSITIONAL = dedent("""
@@ -55,53 +57,39 @@ def test_M1_keyword_only_dataclass_passes(packages, tmp_path: Path) -> None:
     assert check_package(name, tmp_path / "api.json").findings == ()
 
 
-def test_M1_KW_ONLY_sentinel_after_a_field_leaves_it_positional(packages, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("imported", "fully", "partly"),
+    [
+        pytest.param(
+            "KW_ONLY",
+            ["_: KW_ONLY", "a: int", "b: int = 0"],
+            ["a: int", "_: KW_ONLY", "b: int = 0"],
+            id="KW_ONLY-sentinel-after-a-field-leaves-it-positional",
+        ),
+        pytest.param(
+            "field",
+            ["a: int = field(kw_only=True)", "b: int = field(default=0, kw_only=True)"],
+            ["a: int", "b: int = field(default=0, kw_only=True)"],
+            id="field-kw_only",
+        ),
+    ],
+)
+def test_M1_keyword_only_judged_per_field(
+    packages, tmp_path: Path, imported: str, fully: list[str], partly: list[str]
+) -> None:
+    """A plain ``@dataclass`` whose every field is keyword-only passes; one field left
+    positional fails, whichever way the others are marked."""
+    classes = "".join(
+        f"\n@dataclass\nclass {cls}:\n" + "".join(f"    {line}\n" for line in body)
+        for cls, body in (("Fully", fully), ("Partly", partly))
+    )
     name = packages.write(
-        {
-            "models.py": """
-                from dataclasses import KW_ONLY, dataclass
-
-                @dataclass
-                class Partly:
-                    a: int
-                    _: KW_ONLY
-                    b: int = 0
-
-                @dataclass
-                class Fully:
-                    _: KW_ONLY
-                    a: int
-                    b: int = 0
-            """
-        }
+        {"models.py": f"from dataclasses import {imported}, dataclass\n{classes}"}
     )
     report = update_baseline(name, tmp_path / "api.json").report
 
     assert packages.failures(report) == [("M1", "positional", "models.Partly", None)]
     assert report.failures[0].change == "takes positional parameter `a`"
-
-
-def test_M1_field_kw_only_judged_per_field(packages, tmp_path: Path) -> None:
-    name = packages.write(
-        {
-            "models.py": """
-                from dataclasses import dataclass, field
-
-                @dataclass
-                class Every:
-                    a: int = field(kw_only=True)
-                    b: int = field(default=0, kw_only=True)
-
-                @dataclass
-                class Some:
-                    a: int
-                    b: int = field(default=0, kw_only=True)
-            """
-        }
-    )
-    report = update_baseline(name, tmp_path / "api.json").report
-
-    assert packages.failures(report) == [("M1", "positional", "models.Some", None)]
 
 
 def test_M1_positional_fields_inherited_from_a_base_fail(packages, tmp_path: Path) -> None:
