@@ -12,6 +12,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -25,32 +26,27 @@ from polyloop import _launch, _pytest_plugin
 EXTRA = ("hypothesis", "hypothesis_jsonschema", "jsonschema")
 POLYLOOP_CI = ("--hypothesis-profile", "polyloop-ci")
 POLYLOOP_THOROUGH = ("--hypothesis-profile", "polyloop-thorough")
+Completed = subprocess.CompletedProcess[str]
 BLOCK = "import sys\nfor _name in {names!r}:\n    sys.modules[_name] = None\n"
 
 
-def run_python(
-    code: str, *, cwd: Path, block: tuple[str, ...] = ()
-) -> subprocess.CompletedProcess[str]:
+def run(argv: Sequence[str], *, cwd: Path, env: dict[str, str] | None = None) -> Completed:
+    """This Python in a subprocess with ``argv``, output captured."""
+    return subprocess.run(
+        [sys.executable, *argv], cwd=cwd, capture_output=True, text=True, timeout=120, env=env
+    )
+
+
+def run_python(code: str, *, cwd: Path, block: tuple[str, ...] = ()) -> Completed:
+    """``code`` with the modules in ``block`` unimportable, no plugin autoload, a bare PATH."""
     script = BLOCK.format(names=block) + textwrap.dedent(code)
-    return subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PATH": "/usr/bin:/bin", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
-    )
+    env = {"PATH": "/usr/bin:/bin", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    return run(["-c", script], cwd=cwd, env=env)
 
 
-def run_pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """pytest in a subprocess on the project in ``cwd``, with this environment's plugins."""
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+def run_pytest(cwd: Path, *args: str) -> Completed:
+    """pytest on the project in ``cwd``, with this environment's plugins."""
+    return run(["-m", "pytest", "-p", "no:cacheprovider", "-q", *args], cwd=cwd)
 
 
 def test_plugin_module_imports_only_pytest_and_the_standard_library(tmp_path: Path) -> None:
