@@ -7,6 +7,7 @@ contract (CONTRACT.md sections 1-7), so a bug in the library cannot hide in a sh
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -371,6 +372,34 @@ def rejection_message(registry: ToolRegistry, call: ToolCall) -> str | None:
         return str(exc)
     assert result is None, f"validate returned {result!r}; the contract says None or raise"
     return None
+
+
+def outcome(
+    status: ActionStatus = ActionStatus.EXECUTED, observation: str = "", *, synthetic: bool = False
+) -> ActionOutcome:
+    """An outcome as E7 wants it (no completion claimed, nothing truncated), built in one place."""
+    return ActionOutcome(
+        status=status,
+        observation=observation,
+        observation_is_synthetic=synthetic,
+        env_reported_completion=False,
+        observation_truncated_chars=0,
+    )
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class FixedExecutor:
+    """A project's own executor: structurally an ActionExecutor (no polyloop base class) that
+    answers every action with the same outcome and reports the given parameters."""
+
+    answer: ActionOutcome = dataclasses.field(default_factory=outcome)
+    params: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+    async def execute(self, action: Action) -> ActionOutcome:
+        return self.answer
+
+    def parameters(self) -> Mapping[str, str]:
+        return self.params
 
 
 def assert_outcome_invariants(outcome: object) -> None:
