@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -328,6 +329,49 @@ def raising(exc: BaseException) -> RecordingHandler:
 
 async def echo_handler(arguments: dict[str, Any]) -> str:
     return "echo"
+
+
+def sync_handler(arguments: dict[str, object]) -> str:
+    return "sync"
+
+
+class SyncCallable:
+    def __call__(self, arguments: dict[str, object]) -> str:
+        return "sync"
+
+
+class AsyncCallable:
+    async def __call__(self, arguments: dict[str, object]) -> str:
+        return "async"
+
+
+class Tools:
+    async def method(self, arguments: dict[str, object]) -> str:
+        return "method"
+
+
+async def prefixed(prefix: str, arguments: dict[str, object]) -> str:
+    return prefix
+
+
+SYNC_HANDLERS: dict[str, object] = {
+    "function": sync_handler,
+    "sync-callable-object": SyncCallable(),
+    "partial-of-sync": functools.partial(sync_handler),
+    "lambda": lambda arguments: "x",
+}
+"""Handlers that return instead of awaiting, by how they are written (S5 refuses each, H1
+reports each)."""
+
+ASYNC_HANDLERS: dict[str, object] = {
+    "async-def": echo_handler,
+    "async-call-object": AsyncCallable(),
+    "partial": functools.partial(prefixed, "p"),
+    "partial-of-object": functools.partial(AsyncCallable()),
+    "nested-partial": functools.partial(functools.partial(prefixed), "p"),
+    "method": Tools().method,
+}
+"""Every way of writing an async handler that S5 accepts (and H1 passes)."""
 
 
 def make_spec(
