@@ -21,6 +21,7 @@ from polyloop import (
     ActionStatus,
     RegistryExecutor,
     ToolCall,
+    ToolEnvironmentError,
     ToolRegistry,
     ToolSpec,
     ToolValidationError,
@@ -113,8 +114,9 @@ def expected_problems(schema: Mapping[str, Any], arguments: object) -> dict[str,
     return problems
 
 
-def thaw(value: object) -> object:
-    """A plain copy (dicts and lists) of a possibly frozen value, for comparisons."""
+def thaw(value: object) -> Any:
+    """A fresh plain copy (dicts and lists) of a possibly frozen value: for comparisons, and
+    what the zoo hands a handler (E13)."""
     if isinstance(value, Mapping):
         return {key: thaw(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
@@ -372,6 +374,19 @@ ASYNC_HANDLERS: dict[str, object] = {
     "method": Tools().method,
 }
 """Every way of writing an async handler that S5 accepts (and H1 passes)."""
+
+
+class _StrFails:
+    def __str__(self) -> str:
+        raise RuntimeError("str() is broken")
+
+
+class UnprintableError(_StrFails, Exception):
+    """An exception whose ``str()`` raises: messages about it must still be built (E12)."""
+
+
+class UnprintableEnvError(_StrFails, ToolEnvironmentError):
+    """The same for an environment error (E12 with E3's status)."""
 
 
 def make_spec(

@@ -15,6 +15,8 @@ import pytest
 from _helpers import (
     SENTINEL,
     RecordingHandler,
+    UnprintableEnvError,
+    UnprintableError,
     arguments_for,
     assert_outcome_invariants,
     call_action,
@@ -55,16 +57,6 @@ VALID = {"q": "hello", "n": 3}
 
 class CustomError(Exception):
     pass
-
-
-class UnprintableError(Exception):
-    def __str__(self) -> str:
-        raise RuntimeError("str() is broken")
-
-
-class UnprintableEnvError(ToolEnvironmentError):
-    def __str__(self) -> str:
-        raise RuntimeError("str() is broken")
 
 
 class CustomBaseException(BaseException):

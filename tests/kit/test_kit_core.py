@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _helpers import UnprintableError
 from hypothesis import given
 from hypothesis import strategies as st
 from zoo.runner import ClaimsCompletion
@@ -27,14 +28,9 @@ JSON = st.recursive(
 )
 
 
-class Unprintable(Exception):
-    def __str__(self) -> str:
-        raise RuntimeError("no")
-
-
 def test_describe_exception_never_raises_and_uses_the_one_marker() -> None:
     assert describe_exception(ValueError("bad")) == "ValueError: bad"
-    assert describe_exception(Unprintable()) == f"Unprintable: {STR_FAILED}"
+    assert describe_exception(UnprintableError()) == f"UnprintableError: {STR_FAILED}"
 
 
 @given(st.text(), st.integers(4, 200))

@@ -9,9 +9,10 @@ bugs can be planted in it as well.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import _helpers
+from _helpers import thaw
 
 from polyloop import (
     Action,
@@ -51,15 +52,6 @@ def name_list(names: Sequence[object], limit: int = MAX_NAMED) -> str:
     if len(names) > limit:
         shown += f" and {len(names) - limit} more"
     return shown
-
-
-def thaw(value: object) -> Any:
-    """A fresh plain copy: mappings become dicts, lists and tuples become lists (E13)."""
-    if isinstance(value, Mapping):
-        return {key: thaw(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [thaw(item) for item in value]
-    return value
 
 
 def dialect_of(schema: Mapping[str, object]) -> str:
