@@ -21,7 +21,6 @@ from polyloop import (
     ActionStatus,
     RegistryExecutor,
     ToolCall,
-    ToolEnvironmentError,
     ToolRegistry,
     ToolSpec,
     ToolValidationError,
@@ -374,19 +373,6 @@ ASYNC_HANDLERS: dict[str, object] = {
     "method": Tools().method,
 }
 """Every way of writing an async handler that S5 accepts (and H1 passes)."""
-
-
-class _StrFails:
-    def __str__(self) -> str:
-        raise RuntimeError("str() is broken")
-
-
-class UnprintableError(_StrFails, Exception):
-    """An exception whose ``str()`` raises: messages about it must still be built (E12)."""
-
-
-class UnprintableEnvError(_StrFails, ToolEnvironmentError):
-    """The same for an environment error (E12 with E3's status)."""
 
 
 def make_spec(

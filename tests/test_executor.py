@@ -15,8 +15,6 @@ import pytest
 from _helpers import (
     SENTINEL,
     RecordingHandler,
-    UnprintableEnvError,
-    UnprintableError,
     arguments_for,
     assert_outcome_invariants,
     call_action,
@@ -32,6 +30,7 @@ from _helpers import (
     single_tool_executor,
     thaw,
 )
+from _unprintable import UnprintableEnvError, UnprintableError
 from hypothesis import given
 from hypothesis import strategies as st
 

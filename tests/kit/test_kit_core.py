@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import UnprintableError
+from _unprintable import UnprintableError
 from hypothesis import given
 from hypothesis import strategies as st
 from zoo.runner import ClaimsCompletion

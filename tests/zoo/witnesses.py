@@ -13,7 +13,7 @@ import sys
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from _helpers import UnprintableEnvError, UnprintableError
+from _unprintable import UnprintableEnvError, UnprintableError
 
 from polyloop import (
     Action,
