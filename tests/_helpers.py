@@ -7,6 +7,8 @@ contract (CONTRACT.md sections 1-7), so a bug in the library cannot hide in a sh
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -111,8 +113,9 @@ def expected_problems(schema: Mapping[str, Any], arguments: object) -> dict[str,
     return problems
 
 
-def thaw(value: object) -> object:
-    """A plain copy (dicts and lists) of a possibly frozen value, for comparisons."""
+def thaw(value: object) -> Any:
+    """A fresh plain copy (dicts and lists) of a possibly frozen value: for comparisons, and
+    what the zoo hands a handler (E13)."""
     if isinstance(value, Mapping):
         return {key: thaw(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
@@ -329,6 +332,49 @@ async def echo_handler(arguments: dict[str, Any]) -> str:
     return "echo"
 
 
+def sync_handler(arguments: dict[str, object]) -> str:
+    return "sync"
+
+
+class SyncCallable:
+    def __call__(self, arguments: dict[str, object]) -> str:
+        return "sync"
+
+
+class AsyncCallable:
+    async def __call__(self, arguments: dict[str, object]) -> str:
+        return "async"
+
+
+class Tools:
+    async def method(self, arguments: dict[str, object]) -> str:
+        return "method"
+
+
+async def prefixed(prefix: str, arguments: dict[str, object]) -> str:
+    return prefix
+
+
+SYNC_HANDLERS: dict[str, object] = {
+    "function": sync_handler,
+    "sync-callable-object": SyncCallable(),
+    "partial-of-sync": functools.partial(sync_handler),
+    "lambda": lambda arguments: "x",
+}
+"""Handlers that return instead of awaiting, by how they are written (S5 refuses each, H1
+reports each)."""
+
+ASYNC_HANDLERS: dict[str, object] = {
+    "async-def": echo_handler,
+    "async-call-object": AsyncCallable(),
+    "partial": functools.partial(prefixed, "p"),
+    "partial-of-object": functools.partial(AsyncCallable()),
+    "nested-partial": functools.partial(functools.partial(prefixed), "p"),
+    "method": Tools().method,
+}
+"""Every way of writing an async handler that S5 accepts (and H1 passes)."""
+
+
 def make_spec(
     name: str = "tool",
     parameters: Mapping[str, object] | None = None,
@@ -371,6 +417,34 @@ def rejection_message(registry: ToolRegistry, call: ToolCall) -> str | None:
         return str(exc)
     assert result is None, f"validate returned {result!r}; the contract says None or raise"
     return None
+
+
+def outcome(
+    status: ActionStatus = ActionStatus.EXECUTED, observation: str = "", *, synthetic: bool = False
+) -> ActionOutcome:
+    """An outcome as E7 wants it (no completion claimed, nothing truncated), built in one place."""
+    return ActionOutcome(
+        status=status,
+        observation=observation,
+        observation_is_synthetic=synthetic,
+        env_reported_completion=False,
+        observation_truncated_chars=0,
+    )
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class FixedExecutor:
+    """A project's own executor: structurally an ActionExecutor (no polyloop base class) that
+    answers every action with the same outcome and reports the given parameters."""
+
+    answer: ActionOutcome = dataclasses.field(default_factory=outcome)
+    params: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+    async def execute(self, action: Action) -> ActionOutcome:
+        return self.answer
+
+    def parameters(self) -> Mapping[str, str]:
+        return self.params
 
 
 def assert_outcome_invariants(outcome: object) -> None:

@@ -30,6 +30,7 @@ from _helpers import (
     single_tool_executor,
     thaw,
 )
+from _unprintable import UnprintableEnvError, UnprintableError
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -55,16 +56,6 @@ VALID = {"q": "hello", "n": 3}
 
 class CustomError(Exception):
     pass
-
-
-class UnprintableError(Exception):
-    def __str__(self) -> str:
-        raise RuntimeError("str() is broken")
-
-
-class UnprintableEnvError(ToolEnvironmentError):
-    def __str__(self) -> str:
-        raise RuntimeError("str() is broken")
 
 
 class CustomBaseException(BaseException):

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from _helpers import make_spec, run, single_tool_executor
+from _helpers import ASYNC_HANDLERS, AsyncCallable, make_spec, run, single_tool_executor
 from hypothesis import given, reject
 from hypothesis import strategies as st
 
@@ -295,11 +295,6 @@ class LyingClass:
         return "not awaitable"
 
 
-class AsyncCallable:
-    async def __call__(self, arguments: dict[str, Any]) -> str:
-        return "ok"
-
-
 class AsyncStatic:
     __call__ = staticmethod(async_handler)
 
@@ -312,11 +307,6 @@ class CallIsAsyncObject:
 
 class CallIsSyncObject:
     __call__ = LyingGetattribute()
-
-
-class Method:
-    async def run(self, arguments: dict[str, Any]) -> str:
-        return "ok"
 
 
 SYNC_IN_DISGUISE = {
@@ -338,12 +328,9 @@ def test_S5_sync_call_in_disguise_raises_naming_tool(handler: object) -> None:
 
 
 ASYNC = {
-    "function": async_handler,
-    "partial": functools.partial(async_handler),
+    **ASYNC_HANDLERS,
     "partial-of-partial-of-object": functools.partial(functools.partial(AsyncCallable())),
-    "async-call-object": AsyncCallable(),
     "staticmethod-call": AsyncStatic(),
-    "bound-method": Method().run,
     "call-is-an-async-object": CallIsAsyncObject(),
 }
 

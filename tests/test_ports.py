@@ -8,11 +8,11 @@ import inspect
 from collections.abc import Mapping, MutableMapping
 
 import pytest
-from _helpers import containers, json_values, thaw
+from _helpers import FixedExecutor, containers, json_values, thaw
 from hypothesis import given
 from hypothesis import strategies as st
 
-from polyloop import ActionOutcome, ActionStatus
+from polyloop import ActionOutcome
 from polyloop.ports import Action, ActionExecutor, ToolCall
 
 
@@ -120,27 +120,13 @@ def test_ports_action_is_frozen_keyword_only() -> None:
         Action(None, "x")  # type: ignore[misc]
 
 
-class _Structural:
-    async def execute(self, action: Action) -> ActionOutcome:
-        return ActionOutcome(
-            status=ActionStatus.EXECUTED,
-            observation="",
-            observation_is_synthetic=False,
-            env_reported_completion=False,
-            observation_truncated_chars=0,
-        )
-
-    def parameters(self) -> Mapping[str, str]:
-        return {}
-
-
 class _OnlyExecute:
     async def execute(self, action: Action) -> ActionOutcome:
         raise NotImplementedError
 
 
 def test_ports_action_executor_is_a_runtime_checkable_protocol() -> None:
-    assert isinstance(_Structural(), ActionExecutor)
+    assert isinstance(FixedExecutor(), ActionExecutor)
     assert not isinstance(_OnlyExecute(), ActionExecutor)
     assert not isinstance(object(), ActionExecutor)
     assert inspect.iscoroutinefunction(ActionExecutor.execute)

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 
 import pytest
-from _helpers import make_registry, make_spec, simple_keys
+from _helpers import FixedExecutor, make_registry, make_spec, outcome, simple_keys
 from hypothesis import given
 from hypothesis import strategies as st
 
 from polyloop import (
-    Action,
     ActionOutcome,
     ActionStatus,
     RunRequest,
@@ -35,20 +33,8 @@ synthetic_texts = st.builds(
 )
 
 
-class OwnExecutor:
-    """A project's own executor: structurally an ActionExecutor, not a RegistryExecutor."""
-
-    async def execute(self, action: Action) -> ActionOutcome:
-        return ActionOutcome(
-            status=ActionStatus.EXECUTED,
-            observation="own",
-            observation_is_synthetic=False,
-            env_reported_completion=False,
-            observation_truncated_chars=0,
-        )
-
-    def parameters(self) -> Mapping[str, str]:
-        return {"own": "yes"}
+OWN = FixedExecutor(answer=outcome(observation="own"), params={"own": "yes"})
+"""A project's own executor: structurally an ActionExecutor, not a RegistryExecutor."""
 
 
 # ---- SyntheticObservations ---------------------------------------------------------------
@@ -136,11 +122,9 @@ def test_N2_registry_executor_with_other_registry_raises_value_error(
 
 def test_N2_other_executor_accepted_with_any_registry() -> None:
     tools = make_registry("a", "b")
-    request = RunRequest(tools=tools, action_executor=OwnExecutor())
+    request = RunRequest(tools=tools, action_executor=OWN)
     assert request.tools == tools
-    request = RunRequest(
-        tools=ToolRegistry([make_spec("c", handler=None)]), action_executor=OwnExecutor()
-    )
+    request = RunRequest(tools=ToolRegistry([make_spec("c", handler=None)]), action_executor=OWN)
     assert tuple(request.tools.names()) == ("c",)
 
 
@@ -157,9 +141,9 @@ def test_N2_run_request_is_frozen_keyword_only() -> None:
 @pytest.mark.parametrize(
     "tools, executor",
     [
-        (5, OwnExecutor()),
-        ([make_spec("a")], OwnExecutor()),
-        (None, OwnExecutor()),
+        (5, OWN),
+        ([make_spec("a")], OWN),
+        (None, OWN),
         (ToolRegistry(), object()),
         (ToolRegistry(), None),
         (ToolRegistry(), "executor"),

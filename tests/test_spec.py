@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import functools
 import math
 from collections.abc import Mapping, MutableMapping
 
 import pytest
-from _helpers import containers, echo_handler, json_values, path_text, simple_keys, thaw
+from _helpers import (
+    ASYNC_HANDLERS,
+    SYNC_HANDLERS,
+    containers,
+    echo_handler,
+    json_values,
+    path_text,
+    simple_keys,
+    thaw,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -253,34 +261,7 @@ def test_S4_moderate_nesting_and_every_json_type_accepted() -> None:
 # ---- S5 ----------------------------------------------------------------------------------
 
 
-def sync_handler(arguments: dict[str, object]) -> str:
-    return "sync"
-
-
-class SyncCallable:
-    def __call__(self, arguments: dict[str, object]) -> str:
-        return "sync"
-
-
-class AsyncCallable:
-    async def __call__(self, arguments: dict[str, object]) -> str:
-        return "async"
-
-
-class Tools:
-    async def method(self, arguments: dict[str, object]) -> str:
-        return "method"
-
-
-async def prefixed(prefix: str, arguments: dict[str, object]) -> str:
-    return prefix
-
-
-@pytest.mark.parametrize(
-    "handler",
-    [sync_handler, SyncCallable(), functools.partial(sync_handler), lambda arguments: "x"],
-    ids=["function", "sync-callable-object", "partial-of-sync", "lambda"],
-)
+@pytest.mark.parametrize("handler", list(SYNC_HANDLERS.values()), ids=list(SYNC_HANDLERS))
 def test_S5_sync_handler_raises_type_error_naming_tool_and_async_def(handler: object) -> None:
     with pytest.raises(TypeError) as info:
         spec(name="fetch_page", handler=handler)
@@ -289,24 +270,6 @@ def test_S5_sync_handler_raises_type_error_naming_tool_and_async_def(handler: ob
     assert "async def" in message
 
 
-@pytest.mark.parametrize(
-    "handler",
-    [
-        echo_handler,
-        AsyncCallable(),
-        functools.partial(prefixed, "p"),
-        functools.partial(AsyncCallable()),
-        functools.partial(functools.partial(prefixed), "p"),
-        Tools().method,
-    ],
-    ids=[
-        "async-def",
-        "async-call-object",
-        "partial",
-        "partial-of-object",
-        "nested-partial",
-        "method",
-    ],
-)
+@pytest.mark.parametrize("handler", list(ASYNC_HANDLERS.values()), ids=list(ASYNC_HANDLERS))
 def test_S5_async_handlers_accepted(handler: object) -> None:
     assert spec(handler=handler).handler is handler

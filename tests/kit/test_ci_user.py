@@ -11,10 +11,10 @@ from xml.etree import ElementTree
 
 import jsonschema
 import pytest
-from test_engine_cli import ClaimsCompletion
 from zoo.base import ZooExecutor
 from zoo.blackbox import black_box_registry
 from zoo.broken import NoToolCallExecuted
+from zoo.runner import ClaimsCompletion
 
 from conformance import certify
 from conformance.cli import load_expected_failures, main

@@ -12,36 +12,11 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
+from _subprocesses import run_pytest, run_python
 
 from conformance.contract import ExecutorContract
 
 HERE = Path(__file__).parent
-
-
-def run_pytest(tmp_path: Path, source: str, *args: str) -> subprocess.CompletedProcess[str]:
-    (tmp_path / "test_subject.py").write_text(source)
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
-    }
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-rA",
-            "-p",
-            "no:cacheprovider",
-            "test_subject.py",
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=env,
-        timeout=600,
-    )
 
 
 CORE = """
@@ -110,7 +85,7 @@ def test_9_make_executor_as_a_plain_method_says_staticmethod() -> None:
 
 BROKEN = """
 from conformance import ExecutorContract
-from test_engine_cli import ClaimsCompletion
+from zoo.runner import ClaimsCompletion
 
 
 class TestClaims(ExecutorContract):
@@ -191,24 +166,15 @@ def test_14_check_tools_leaves_no_hypothesis_directory_and_its_json_has_a_schema
     (work / "tools.json").write_text(TOOLS)
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
     env.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)
-    command = [sys.executable, "-m", "conformance", "check-tools", "tools.json", "-q"]
-    done = subprocess.run(
-        [*command, "--seed", "3", "--json", "-"],
-        capture_output=True,
-        text=True,
-        cwd=work,
-        env=env,
-        timeout=300,
-    )
+    command = ["-m", "conformance", "check-tools", "tools.json", "-q"]
+    done = run_python([*command, "--seed", "3", "--json", "-"], cwd=work, env=env, timeout=300)
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in work.iterdir()) == ["tools.json"]
     data = json.loads(done.stdout)
     jsonschema.validate(data, tools_report_schema())
     assert data["kit_version"] == __version__ and data["seed"] == 3
     assert "hypothesis" in data["versions"]
-    asked = subprocess.run(
-        [*command, "--database", "db"], capture_output=True, text=True, cwd=work, env=env
-    )
+    asked = run_python([*command, "--database", "db"], cwd=work, env=env)
     assert asked.returncode == 0, asked.stderr  # with a database, Hypothesis may write here
 
 

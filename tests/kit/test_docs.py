@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 from pathlib import Path
 
 import pytest
+from _commands import run_registered
 
 from conformance import catalog
 from conformance.docs import (
@@ -24,11 +24,7 @@ CONTRACT_MD = Path(__file__).resolve().parents[2] / "docs" / "contract.md"
 
 
 def run_catalog(*argv: str) -> int:
-    parser = argparse.ArgumentParser(prog="polyloop-conformance")
-    add_catalog_command(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["catalog", *argv])
-    result: int = args.func(args)
-    return result
+    return run_registered(add_catalog_command, "catalog", *argv)
 
 
 def test_docs_contract_md_is_up_to_date() -> None:

@@ -5,40 +5,19 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
-from collections.abc import Mapping
 from pathlib import Path
 
 import jsonschema
 import pytest
+from _subprocesses import env_with_tests, run_python
 
 from conformance.cli import main
 from conformance.report import report_schema
-from polyloop import Action, ActionOutcome, RegistryExecutor, ToolRegistry
 
 HERE = Path(__file__).parent
 QUICK = ["--profile", "quick", "--seed", "1"]
-
-
-class ClaimsCompletion:
-    """Breaks E7 only: every outcome claims the environment reported completion."""
-
-    def __init__(self, registry: ToolRegistry) -> None:
-        self._inner = RegistryExecutor(registry)
-
-    def parameters(self) -> Mapping[str, str]:
-        return self._inner.parameters()
-
-    async def execute(self, action: Action) -> ActionOutcome:
-        outcome = await self._inner.execute(action)
-        return ActionOutcome(
-            status=outcome.status,
-            observation=outcome.observation,
-            observation_is_synthetic=outcome.observation_is_synthetic,
-            env_reported_completion=True,
-            observation_truncated_chars=0,
-        )
+CLAIMS = "zoo.runner:ClaimsCompletion"
+"""Breaks E7 only (every outcome claims completion), named as a user names a target."""
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -67,7 +46,7 @@ def test_failing_target_exits_1_and_writes_a_valid_json_report(
 ) -> None:
     path = tmp_path / "report.json"
     status, out, _ = run(
-        ["certify", f"{__name__}:ClaimsCompletion", *QUICK, "--only", "E7,E5", "--json", str(path)],
+        ["certify", CLAIMS, *QUICK, "--only", "E7,E5", "--json", str(path)],
         capsys,
     )
     assert status == 1
@@ -76,9 +55,7 @@ def test_failing_target_exits_1_and_writes_a_valid_json_report(
     assert {r["id"]: r["status"] for r in data["results"]} == {"E5": "pass", "E7": "fail"}
     failed = next(r for r in data["results"] if r["id"] == "E7")
     assert failed["reproduce"].startswith(
-        f"polyloop-conformance certify {__name__}:"
-        "ClaimsCompletion --level strict --profile quick "
-        "--seed 1 --only E7"
+        f"polyloop-conformance certify {CLAIMS} --level strict --profile quick --seed 1 --only E7"
     )
     assert failed["counterexample"]["expected"] and "E7 fail" in out
 
@@ -142,7 +119,7 @@ def test_expected_failures_in_json_turn_a_failure_into_xfail(
     status, out, _ = run(
         [
             "certify",
-            f"{__name__}:ClaimsCompletion",
+            CLAIMS,
             *QUICK,
             "--only",
             "E7",
@@ -181,32 +158,11 @@ def test_missing_expected_failures_file_exits_2(capsys: pytest.CaptureFixture[st
 
 
 def test_python_dash_m_and_the_other_subcommands_are_wired(tmp_path: Path) -> None:
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
-    }
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "conformance",
-            "certify",
-            "test_engine_cli:ClaimsCompletion",
-            *QUICK,
-            "--only",
-            "E7",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=120,
-    )
+    argv = ["-m", "conformance", "certify", CLAIMS, *QUICK, "--only", "E7"]
+    done = run_python(argv, cwd=tmp_path, env=env_with_tests(), timeout=120)
     assert done.returncode == 1, done.stderr
     assert "[ 1/1] E7   ... fail" in done.stderr
-    helped = subprocess.run(
-        [sys.executable, "-m", "conformance", "--help"], capture_output=True, text=True, timeout=60
-    )
+    helped = run_python(["-m", "conformance", "--help"], cwd=tmp_path, env=os.environ, timeout=60)
     assert helped.returncode == 0
     for command in ("certify", "check-tools", "catalog"):
         assert command in helped.stdout

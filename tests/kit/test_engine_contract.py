@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
+
+from _subprocesses import run_pytest
 
 from conformance.contract import ExecutorContract
 from conformance.engine import CERTIFIED_CLAUSES
@@ -34,7 +33,7 @@ class TestReferenceAtCore(TestReference):
 
 RED = """
 from conformance import ExecutorContract
-from test_engine_cli import ClaimsCompletion
+from zoo.runner import ClaimsCompletion
 
 
 class TestClaimsCompletion(ExecutorContract):
@@ -64,34 +63,8 @@ def test_every_certified_clause_is_a_test_method_named_and_documented_by_its_id(
         assert tests[name].__doc__.startswith(f"{clause} ")
 
 
-def _pytest(tmp_path: Path, source: str, *args: str) -> subprocess.CompletedProcess[str]:
-    (tmp_path / "test_contract_subject.py").write_text(source)
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
-    }
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-rA",
-            "-p",
-            "no:cacheprovider",
-            str(tmp_path / "test_contract_subject.py"),
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=env,
-        timeout=600,
-    )
-
-
 def test_a_subclass_for_the_reference_executor_runs_green(tmp_path: Path) -> None:
-    done = _pytest(tmp_path, GREEN)
+    done = run_pytest(tmp_path, GREEN, module="test_contract_subject.py")
     assert done.returncode == 0, done.stdout + done.stderr
     # 23 clauses at strict; at core the 4 hardening clauses are not collected and 19 pass.
     assert re.search(r"\b42 passed in\b", done.stdout), done.stdout
@@ -99,7 +72,9 @@ def test_a_subclass_for_the_reference_executor_runs_green(tmp_path: Path) -> Non
 
 
 def test_a_broken_executor_fails_exactly_its_clause_with_the_report(tmp_path: Path) -> None:
-    done = _pytest(tmp_path, RED, "-k", "E7 or E1 or E5 or Forgot and E2")
+    done = run_pytest(
+        tmp_path, RED, "-k", "E7 or E1 or E5 or Forgot and E2", module="test_contract_subject.py"
+    )
     assert done.returncode == 1
     out = done.stdout
     assert "FAILED test_contract_subject.py::TestClaimsCompletion::test_E7_" in out

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from _subprocesses import env_with_tests
 
 from conformance.report import report_schema
 
@@ -31,11 +32,6 @@ LIMIT = 120.0
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="process groups are POSIX")
 
 
-def _env(**extra: str) -> dict[str, str]:
-    path = os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])
-    return {**os.environ, "PYTHONPATH": path, **extra}
-
-
 @contextlib.contextmanager
 def _started(argv: list[str], **extra: str) -> Iterator[subprocess.Popen[str]]:
     process = subprocess.Popen(
@@ -44,7 +40,7 @@ def _started(argv: list[str], **extra: str) -> Iterator[subprocess.Popen[str]]:
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
         text=True,
-        env=_env(**extra),
+        env=env_with_tests(**extra),
         start_new_session=True,
     )
     try:

@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _unprintable import UnprintableError
 from hypothesis import given
 from hypothesis import strategies as st
+from zoo.runner import ClaimsCompletion
 
 from conformance import certify
 from conformance._core import hypo
@@ -18,7 +20,6 @@ from conformance._core.data import ints_to_floats, thaw
 from conformance._core.target import UsageError, resolve
 from conformance._core.text import STR_FAILED, clip, describe_exception, shorten
 from conformance.cli import main
-from polyloop import RegistryExecutor
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
@@ -27,14 +28,9 @@ JSON = st.recursive(
 )
 
 
-class Unprintable(Exception):
-    def __str__(self) -> str:
-        raise RuntimeError("no")
-
-
 def test_describe_exception_never_raises_and_uses_the_one_marker() -> None:
     assert describe_exception(ValueError("bad")) == "ValueError: bad"
-    assert describe_exception(Unprintable()) == f"Unprintable: {STR_FAILED}"
+    assert describe_exception(UnprintableError()) == f"UnprintableError: {STR_FAILED}"
 
 
 @given(st.text(), st.integers(4, 200))
@@ -89,14 +85,6 @@ def test_target_resolution_imports_from_the_current_directory(
     assert resolve("localmod_refactor_probe:VALUE") == 42
     with pytest.raises(UsageError, match="has no attribute 'MISSING'"):
         resolve("localmod_refactor_probe:MISSING")
-
-
-class ClaimsCompletion(RegistryExecutor):
-    """Breaks E7 (claims the environment reported completion)."""
-
-    async def execute(self, action: Any) -> Any:
-        outcome = await super().execute(action)
-        return dataclasses.replace(outcome, env_reported_completion=True)
 
 
 def test_fail_fast_stops_at_the_first_failing_clause() -> None:

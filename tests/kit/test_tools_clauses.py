@@ -8,7 +8,6 @@ examples, deadlines of a tenth of a second) so the whole file runs in seconds.
 from __future__ import annotations
 
 import asyncio
-import functools
 import itertools
 import json
 import math
@@ -17,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
+from _helpers import ASYNC_HANDLERS
 
 from conformance.toolcheck import (
     Finding,
@@ -96,20 +96,7 @@ def test_H1_non_callable_handler_reported() -> None:
     assert only_finding(report, "H1").code == "not-callable"
 
 
-class AsyncCallable:
-    async def __call__(self, arguments: dict[str, Any]) -> str:
-        return "ok"
-
-
-async def with_prefix(prefix: str, arguments: dict[str, Any]) -> str:
-    return prefix
-
-
-@pytest.mark.parametrize(
-    "handler",
-    [echo, AsyncCallable(), functools.partial(with_prefix, "p")],
-    ids=["async-def", "async-call", "partial"],
-)
+@pytest.mark.parametrize("handler", list(ASYNC_HANDLERS.values()), ids=list(ASYNC_HANDLERS))
 def test_H1_async_callables_pass(handler: Any) -> None:
     report = check_tool(spec(handler=handler), examples=0)
     assert report.statuses["H1"] == "pass"

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from _commands import run_registered
 
 from conformance.toolcheck import add_check_tools_command
 
@@ -17,11 +17,7 @@ TOOLDATA = Path(__file__).resolve().parent / "tooldata"
 
 
 def run(*argv: str) -> int:
-    parser = argparse.ArgumentParser(prog="polyloop-conformance")
-    add_check_tools_command(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["check-tools", *argv])
-    result: int = args.func(args)
-    return result
+    return run_registered(add_check_tools_command, "check-tools", *argv)
 
 
 def test_H2_check_tools_on_the_bfcl_corpus_exits_1_with_fixes(

@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
+from _verdicts import assert_fails_exactly
 from zoo.independent import INDEPENDENT, LookalikeOutcome, ReturnsLookalikeOutcome, target_of
 from zoo.independent_unusual import INDEPENDENT_UNUSUAL, REQUIRES
 
@@ -87,16 +88,7 @@ def test_certify_fails_exactly_the_clauses_an_independent_entry_violates(entry: 
         only=only,
         target_name=f"zoo.independent:{entry.__name__}",
     )
-    failed = set(report.failed_ids())
-    assert failed == set(entry.VIOLATES), (
-        f"{entry.__name__}: expected {sorted(entry.VIOLATES)} to fail, certify failed "
-        f"{sorted(failed)}\n{report.to_text()}"
-    )
-    for clause in entry.VIOLATES:
-        result = report.result(clause)
-        assert result.status == "fail", f"{clause}: {result.status} ({result.message})"
-        assert result.counterexample is not None, f"{clause} failed without a counterexample"
-        assert result.reproduce and f"--only {clause}" in result.reproduce
+    assert_fails_exactly(report, entry.__name__, entry.VIOLATES)
 
 
 def _needs(entry: Any) -> None:

@@ -8,8 +8,11 @@ bugs can be planted in it as well.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import ClassVar
+
+import _helpers
+from _helpers import thaw
 
 from polyloop import (
     Action,
@@ -28,6 +31,15 @@ NO_TOOL_CALL = "The action has no tool call; this executor only runs tool calls.
 MAX_NAMED = 10
 
 _MODERN_MARKERS = ("/draft/2020-12/", "/draft/2019-09/")
+_JSON_TYPE_NAMES: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (type(None), "null"),
+    (bool, "boolean"),  # before int: a bool is an int to isinstance
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    (Mapping, "object"),
+    ((list, tuple), "array"),
+)
 
 
 def shorten(text: str, limit: int = 60) -> str:
@@ -40,15 +52,6 @@ def name_list(names: Sequence[object], limit: int = MAX_NAMED) -> str:
     if len(names) > limit:
         shown += f" and {len(names) - limit} more"
     return shown
-
-
-def thaw(value: object) -> Any:
-    """A fresh plain copy: mappings become dicts, lists and tuples become lists (E13)."""
-    if isinstance(value, Mapping):
-        return {key: thaw(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [thaw(item) for item in value]
-    return value
 
 
 def dialect_of(schema: Mapping[str, object]) -> str:
@@ -131,13 +134,7 @@ class ZooExecutor:
         return self.result_outcome(spec, result)
 
     def outcome(self, status: ActionStatus, observation: str, synthetic: bool) -> ActionOutcome:
-        return ActionOutcome(
-            status=status,
-            observation=observation,
-            observation_is_synthetic=synthetic,
-            env_reported_completion=False,
-            observation_truncated_chars=0,
-        )
+        return _helpers.outcome(status, observation, synthetic=synthetic)
 
     def no_tool_call_outcome(self, action: Action) -> ActionOutcome:
         return self.outcome(ActionStatus.NOT_EXECUTED, NO_TOOL_CALL, True)
@@ -235,12 +232,17 @@ class ZooExecutor:
     def check_additional(
         self, schema: Mapping[str, object], arguments: Mapping[str, object]
     ) -> str | None:
-        if not self.additional_applies(schema):
+        allowed = self.allowed_key(schema) if self.additional_applies(schema) else None
+        if allowed is None:
             return None
-        properties = schema.get("properties")
-        known = properties if isinstance(properties, Mapping) else {}
-        extra = [key for key in arguments if key not in known]
+        extra = [key for key in arguments if not allowed(key)]
         return f"unexpected argument(s) {name_list(extra)}" if extra else None
+
+    def allowed_key(self, schema: Mapping[str, object]) -> Callable[[str], bool] | None:
+        """Which keys a closed schema lets through (the declared properties); ``None`` when
+        the executor cannot tell and so rejects nothing (V1)."""
+        properties = schema.get("properties")
+        return frozenset(properties if isinstance(properties, Mapping) else ()).__contains__
 
     def check_types(
         self, schema: Mapping[str, object], arguments: Mapping[str, object], dialect: str
@@ -288,18 +290,8 @@ class ZooExecutor:
 
     @staticmethod
     def json_type_name(value: object) -> str:
-        if value is None:
-            return "null"
-        if isinstance(value, bool):
-            return "boolean"
-        if isinstance(value, int):
-            return "integer"
-        if isinstance(value, float):
-            return "number"
-        if isinstance(value, str):
-            return "string"
-        if isinstance(value, Mapping):
-            return "object"
-        if isinstance(value, (list, tuple)):
-            return "array"
-        return type(value).__name__
+        """The JSON type a message names for `value`, or its Python class when it has none."""
+        return next(
+            (name for kinds, name in _JSON_TYPE_NAMES if isinstance(value, kinds)),
+            type(value).__name__,
+        )

@@ -13,6 +13,8 @@ import sys
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from _unprintable import UnprintableEnvError, UnprintableError
+
 from polyloop import (
     Action,
     ActionOutcome,
@@ -228,24 +230,16 @@ async def e11(factory: Factory) -> str | None:
     return None if got == [str(n) for n in range(8)] else f"concurrent observations {got}"
 
 
-class Unprintable(Exception):
-    def __str__(self) -> str:
-        raise RuntimeError("no str")
-
-
-class UnprintableEnv(ToolEnvironmentError):
-    def __str__(self) -> str:
-        raise RuntimeError("no str")
-
-
 async def e12(factory: Factory) -> str | None:
-    outcome = await outcome_of(factory, registry(raises(Unprintable())), call({}))
-    problem = expect(outcome, ActionStatus.EXECUTED, "Unprintable: <exception str() failed>", False)
+    outcome = await outcome_of(factory, registry(raises(UnprintableError())), call({}))
+    problem = expect(
+        outcome, ActionStatus.EXECUTED, "UnprintableError: <exception str() failed>", False
+    )
     if problem:
         return problem
-    outcome = await outcome_of(factory, registry(raises(UnprintableEnv())), call({}))
+    outcome = await outcome_of(factory, registry(raises(UnprintableEnvError())), call({}))
     return expect(
-        outcome, ActionStatus.ENV_ERROR, "UnprintableEnv: <exception str() failed>", False
+        outcome, ActionStatus.ENV_ERROR, "UnprintableEnvError: <exception str() failed>", False
     )
 
 
