@@ -20,16 +20,19 @@ from typing import Any
 
 from conformance._core.data import arguments_key
 from conformance._core.data import thaw as plain_copy
+from conformance._core.text import type_name
 from polyloop import ToolEnvironmentError, ToolValidationError
 
 __all__ = [
     "BASE_EXCEPTION_KINDS",
     "CANCEL_MESSAGE",
+    "CLAIMS_STR",
     "ENVIRONMENT_LIKE_ERROR_KINDS",
     "ERROR_KINDS",
     "HANDLER_NAME",
     "NON_STR_KINDS",
     "OPAQUE_RESULT",
+    "STR_RAISES_KINDS",
     "BackendUnavailable",
     "Behaviour",
     "ConformanceAbort",
@@ -47,6 +50,7 @@ __all__ = [
     "Suspend",
     "YieldFirst",
     "arguments_key",
+    "fingerprint",
     "is_plain_json",
     "plain_copy",
 ]
@@ -82,18 +86,42 @@ class ConformanceAbort(BaseException):
     kit; real KeyboardInterrupt is also exercised, inside the kit's event-loop thread."""
 
 
+class _PrintAbort(BaseException):
+    """A BaseException that is neither an Exception nor SystemExit/GeneratorExit, raised by an
+    exception's ``__str__`` (E12)."""
+
+
+STR_RAISES_KINDS: Mapping[str, Callable[[], BaseException]] = {
+    "RuntimeError": lambda: RuntimeError("this exception cannot be printed"),
+    "SystemExit": lambda: SystemExit(3),
+    "GeneratorExit": GeneratorExit,
+    "BaseException": lambda: _PrintAbort("this exception cannot be printed"),
+}
+"""What the ``__str__`` of an E12 exception raises. Not only Exceptions: an executor that guards
+``str(exc)`` with ``except Exception`` lets a SystemExit from ``__str__`` crash ``execute``, and
+that is the exception object's fault, not a request to stop."""
+
+
 class UnprintableError(Exception):
-    """An exception whose ``str()`` raises (E12)."""
+    """An exception whose ``str()`` raises (E12): what it raises is a `STR_RAISES_KINDS` key."""
+
+    def __init__(self, message: str, raises: str = "RuntimeError") -> None:
+        super().__init__(message)
+        self.raises = raises
 
     def __str__(self) -> str:
-        raise RuntimeError("this exception cannot be printed")
+        raise STR_RAISES_KINDS[self.raises]()
 
 
 class UnprintableEnvironmentError(ToolEnvironmentError):
     """An environment error whose ``str()`` raises (E3 with E12)."""
 
+    def __init__(self, message: str, raises: str = "RuntimeError") -> None:
+        super().__init__(message)
+        self.raises = raises
+
     def __str__(self) -> str:
-        raise RuntimeError("this exception cannot be printed")
+        raise STR_RAISES_KINDS[self.raises]()
 
 
 class NonStrMessageError(Exception):
@@ -151,6 +179,19 @@ def _exception_group(message: str) -> Exception:
     return built
 
 
+class _NamelessMeta(type):
+    """A metaclass whose ``__name__`` raises, so ``type(exc).__name__`` raises (E4)."""
+
+    @property
+    def __name__(cls) -> str:  # type: ignore[override]
+        raise RuntimeError("this exception class hides its __name__")
+
+
+class NamelessError(Exception, metaclass=_NamelessMeta):
+    """An ordinary exception whose class's ``__name__`` raises: E4 still wants its real name,
+    ``NamelessError`` (read as ``vars(type)["__name__"]`` does), not a crash."""
+
+
 def _json_decode_error(message: str) -> Exception:
     return json.JSONDecodeError(message or "Expecting value", "{", 1)
 
@@ -173,6 +214,7 @@ ERROR_KINDS: Mapping[str, Callable[[str], Exception]] = {
     "RuntimeError from OSError": _with_cause,
     "LookupError during KeyError": _with_context,
     "ExceptionGroup": _exception_group,
+    "NamelessError (its metaclass hides __name__)": NamelessError,
 }
 """Ordinary exceptions for E4: kind -> constructor taking the message."""
 
@@ -215,6 +257,22 @@ class _OpaqueResult:
 OPAQUE_RESULT = _OpaqueResult()
 """The one opaque result every ``ReturnNonStr("object")`` returns (it holds no state)."""
 
+
+class _ClaimsStr:
+    """A non-str whose ``__class__`` property claims ``str``: ``isinstance(result, str)`` is
+    True, so an executor that trusts it fails later, in a TypeError that names no tool (E9)."""
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        return str
+
+    def __repr__(self) -> str:
+        return "<an object whose __class__ claims str>"
+
+
+CLAIMS_STR = _ClaimsStr()
+"""The one lying result every ``ReturnNonStr("claims str")`` returns (it holds no state)."""
+
 NON_STR_KINDS: Mapping[str, Callable[[], object]] = {
     "None": lambda: None,
     "int": lambda: 42,
@@ -223,6 +281,7 @@ NON_STR_KINDS: Mapping[str, Callable[[], object]] = {
     "list": lambda: ["a", "list"],
     "dict": lambda: {"content": "a dict"},
     "object": lambda: OPAQUE_RESULT,
+    "claims str": lambda: CLAIMS_STR,
 }
 """Non-str return values for E9."""
 
@@ -236,6 +295,9 @@ class HandlerCall:
     kwargs: dict[str, Any]
     snapshot: Any
     """A plain deep copy of the first positional argument, taken on entry."""
+    picture: Any
+    """Its `fingerprint`, taken on entry: it sees inside non-JSON leaves, which the snapshot
+    shares with the argument."""
     plain: bool
     """Whether that argument was a plain dict with only dicts/lists/JSON scalars inside."""
     state: str = "running"
@@ -325,14 +387,19 @@ class RaiseUnprintable(Behaviour):
 
     environment: bool = False
     non_str_message: bool = False
+    raises: str = "RuntimeError"
+    """What ``__str__`` raises: a `STR_RAISES_KINDS` key (not used with non_str_message)."""
 
     def build(self) -> Exception:
         if self.environment:
-            return UnprintableEnvironmentError("unprintable")
-        return NonStrMessageError() if self.non_str_message else UnprintableError("unprintable")
+            return UnprintableEnvironmentError("unprintable", self.raises)
+        if self.non_str_message:
+            return NonStrMessageError()
+        return UnprintableError("unprintable", self.raises)
 
     def describe(self) -> str:
-        return f"raises {type(self.build()).__name__}, whose str() raises"
+        how = "returns a non-str" if self.non_str_message else f"raises {self.raises}"
+        return f"raises {type_name(self.build())}, whose str() {how}"
 
     async def run(self, arguments: Any, call: HandlerCall) -> Any:
         raise self.build()
@@ -433,18 +500,71 @@ class Sleep(Behaviour):
         return await self.then.run(arguments, call)
 
 
-def _mutate(value: Any) -> None:
-    """Change a received argument structure in place, wherever it is mutable."""
+def _mutate(value: Any, depth: int = 0) -> None:
+    """Change a received argument structure in place, wherever it is mutable: dicts and lists,
+    and (E13) what non-JSON leaves hold — set members, dict keys and other objects' attributes,
+    bytearrays — so a leaf the executor shares with the recorded call shows the change."""
+    if depth > 20:
+        return
     if isinstance(value, dict):
+        for key in list(value):
+            if type(key) is not str:
+                _mutate(key, depth + 1)
         for item in list(value.values()):
-            _mutate(item)
+            _mutate(item, depth + 1)
         value["__mutated_by_handler__"] = True
         for key in [key for key in value if key != "__mutated_by_handler__"][:1]:
             del value[key]
     elif isinstance(value, list):
         for item in value:
-            _mutate(item)
+            _mutate(item, depth + 1)
         value.append("mutated by handler")
+    elif isinstance(value, set):
+        for item in list(value):
+            _mutate(item, depth + 1)
+        value.add("mutated by handler")
+    elif isinstance(value, bytearray):
+        value.extend(b"!")
+    elif type(value) not in (str, int, float, bool, type(None)):
+        attributes = getattr(value, "__dict__", None)
+        if isinstance(attributes, dict):
+            for item in list(attributes.values()):
+                _mutate(item, depth + 1)
+
+
+def fingerprint(value: Any, depth: int = 0) -> Any:
+    """A hashable picture of an argument structure *including* what non-JSON leaves hold (set
+    members, object attributes, bytes), taken at one moment: two pictures differ when a mutation
+    happened in between, even where a shallow copy shares the leaf (E13). Mappings and
+    lists/tuples compare by content whatever their class; ``3`` equals ``3.0``, ``True`` is not
+    ``1``."""
+    if depth > 20:
+        return ("deep",)
+    if value is None or type(value) is str:
+        return ("str", value) if value is not None else ("null",)
+    if isinstance(value, bool):
+        return ("boolean", value)
+    if type(value) in (int, float):
+        return ("number", value)
+    if isinstance(value, Mapping):
+        return (
+            "object",
+            frozenset(
+                (fingerprint(key, depth + 1), fingerprint(item, depth + 1))
+                for key, item in value.items()
+            ),
+        )
+    if isinstance(value, (list, tuple)):
+        return ("array", tuple(fingerprint(item, depth + 1) for item in value))
+    if isinstance(value, (set, frozenset)):
+        return ("set", frozenset(fingerprint(item, depth + 1) for item in value))
+    if isinstance(value, (bytes, bytearray)):
+        return ("bytes", bytes(value))
+    attributes = getattr(value, "__dict__", None)
+    state = fingerprint(dict(attributes), depth + 1) if isinstance(attributes, dict) else None
+    if isinstance(value, str):
+        return ("str", str.__str__(value), state)
+    return ("leaf", type_name(value), state)
 
 
 def is_plain_json(value: Any) -> bool:
@@ -499,6 +619,7 @@ class Script:
                 args=args,
                 kwargs=dict(kwargs),
                 snapshot=plain_copy(received),
+                picture=fingerprint(received),
                 plain=is_plain_json(received),
             )
             self.calls.append(call)

@@ -37,7 +37,7 @@ from conformance._core.dialect import (
     unresolved_refs,
     validator_class,
 )
-from conformance._core.text import STR_FAILED
+from conformance._core.text import STR_FAILED, exception_text, type_name
 from conformance._runner import Observed, exception_summary
 from conformance.behaviours import (
     BASE_EXCEPTION_KINDS,
@@ -74,6 +74,7 @@ __all__ = [
     "mentions",
     "mismatch",
     "must_reject",
+    "plain_keys",
     "ref_siblings_inert",
     "schemas_of",
     "typed_properties",
@@ -290,6 +291,32 @@ def typed_properties(schema: Mapping[str, Any]) -> dict[str, frozenset[str]]:
     return typed
 
 
+class _ForeignKey:
+    """Stands for a key that is not a str in `plain_keys`: equal only to itself, whatever the
+    original key's ``__eq__`` does."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: object) -> None:
+        self.key = key
+
+
+def plain_keys(arguments: Mapping[Any, Any]) -> dict[Any, Any]:
+    """`arguments` with keys the oracle can compare safely (E2): a str subclass as the plain str
+    it holds, any other non-str key as an object equal only to itself. A key whose own
+    ``__eq__`` or ``__hash__`` is hostile then never runs (a hash shared with a required key
+    would make ``"q" in arguments`` call it)."""
+    plain: dict[Any, Any] = {}
+    for key, value in arguments.items():
+        if type(key) is str:
+            plain[key] = value
+        elif issubclass(type(key), str):  # not isinstance: a lying __class__ does not count
+            plain[str.__str__(key)] = value
+        else:
+            plain[_ForeignKey(key)] = value
+    return plain
+
+
 @dataclass(frozen=True, kw_only=True)
 class Reason:
     """Why validation must reject a call: the clause, a sentence, and what it must name."""
@@ -314,6 +341,7 @@ def must_reject(
     schema = schemas[name]
     if not isinstance(schema, Mapping):
         return ()
+    arguments = plain_keys(arguments)
     reasons = []
     missing = tuple(key for key in effective_required(schema) if key not in arguments)
     if missing:
@@ -322,7 +350,10 @@ def must_reject(
     if allowed is not None:
         extra = tuple(key for key in arguments if key not in allowed)
         if extra:
-            reasons.append(Reason(clause="V5", detail="keys outside a closed schema", names=extra))
+            # A non-str key is counted but not required by name: a message can only name it
+            # by some repr of its own.
+            named = tuple(key for key in extra if type(key) is str)
+            reasons.append(Reason(clause="V5", detail="keys outside a closed schema", names=named))
     for key, types in typed_properties(schema).items():
         if key not in arguments:
             continue
@@ -459,7 +490,7 @@ def _dispatch_alternatives(
             Expected(
                 clause=clause,
                 statuses=frozenset({ActionStatus.EXECUTED}),
-                observation=f"{type(exc).__name__}: {exc}",
+                observation=f"{type_name(exc)}: {exc}",
                 synthetic=False,
                 handler_calls=calls,
             ),
@@ -471,7 +502,7 @@ def _dispatch_alternatives(
             Expected(
                 clause="E12",
                 statuses=frozenset({status}),
-                observation=f"{type(exc).__name__}: {STR_FAILED}",
+                observation=f"{type_name(exc)}: {STR_FAILED}",
                 synthetic=False,
                 handler_calls=calls,
             ),
@@ -574,7 +605,7 @@ def mismatch(expected: Expected, observed: Observed) -> str | None:
             )
         if not isinstance(observed.raised, expected.raises):
             problems.append(
-                f"execute raised {type(observed.raised).__name__}, not {expected.raises.__name__}"
+                f"execute raised {type_name(observed.raised)}, not {expected.raises.__name__}"
             )
         elif (
             expected.same_exception
@@ -635,10 +666,8 @@ def mismatch(expected: Expected, observed: Observed) -> str | None:
 
 
 def _safe_str(exc: BaseException) -> str:
-    try:
-        return str(exc)
-    except Exception:
-        return ""
+    text = exception_text(exc)
+    return "" if text == STR_FAILED else text
 
 
 def schemas_of(tools: Sequence[Any]) -> dict[str, Mapping[str, Any]]:

@@ -113,14 +113,17 @@ def expected_problems(schema: Mapping[str, Any], arguments: object) -> dict[str,
     return problems
 
 
-def thaw(value: object) -> Any:
-    """A fresh plain copy (dicts and lists) of a possibly frozen value: for comparisons, and
-    what the zoo hands a handler (E13)."""
+def thaw(value: object, leaf: Callable[[object], Any] = lambda leaf: leaf) -> Any:
+    """A fresh plain copy of a possibly frozen value (mappings become dicts, lists and tuples
+    lists, frozensets sets), every key, member and other leaf passed through `leaf`: for
+    comparisons, and (with private copies as leaves) what the zoo hands a handler (E13)."""
     if isinstance(value, Mapping):
-        return {key: thaw(item) for key, item in value.items()}
+        return {leaf(key): thaw(item, leaf) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return [thaw(item) for item in value]
-    return value
+        return [thaw(item, leaf) for item in value]
+    if isinstance(value, frozenset):
+        return {leaf(item) for item in value}
+    return leaf(value)
 
 
 def containers(value: object) -> list[object]:

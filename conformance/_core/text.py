@@ -17,23 +17,39 @@ __all__ = [
     "safe_repr",
     "shorten",
     "slug",
+    "type_name",
 ]
 
 STR_FAILED = "<exception str() failed>"
 """What stands for an exception's message when ``str(exc)`` itself raises (E12)."""
 
 
+_TYPE_NAME = vars(type)["__name__"].__get__
+
+
+def type_name(value: object) -> str:
+    """The real name of `value`'s class, read past any metaclass whose ``__name__`` raises or
+    lies (E4: the kit must not crash on an exception class it planted itself)."""
+    name: str = _TYPE_NAME(type(value))
+    return name
+
+
 def exception_text(exc: BaseException) -> str:
-    """``str(exc)``, or `STR_FAILED` when that raises."""
+    """``str(exc)``, or `STR_FAILED` when that raises — whatever it raises: a SystemExit from a
+    ``__str__`` is the object's fault, not a request to stop (E12). A real Ctrl-C still goes
+    through."""
     try:
-        return str(exc)
-    except Exception:
+        text = str(exc)
+    except KeyboardInterrupt:
+        raise
+    except BaseException:
         return STR_FAILED
+    return text if type(text) is str else str.__str__(text)
 
 
 def describe_exception(exc: BaseException) -> str:
     """``"ValueError: message"`` as an executor's E4 observation shows it, never raising."""
-    return f"{type(exc).__name__}: {exception_text(exc)}"
+    return f"{type_name(exc)}: {exception_text(exc)}"
 
 
 def shorten(text: str, limit: int = 120) -> str:
@@ -51,7 +67,7 @@ def safe_repr(value: object) -> str:
     try:
         return repr(value)
     except Exception:  # an executor's object with a broken __repr__
-        return f"<{type(value).__name__} object with a failing repr>"
+        return f"<{type_name(value)} object with a failing repr>"
 
 
 def json_text(value: object, *, sort_keys: bool = True) -> str:

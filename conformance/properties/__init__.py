@@ -117,7 +117,13 @@ PROPERTIES: Mapping[str, Property] = {
             black_box=True,
             examples=_examples("E1"),
         ),
-        Property(clause="E2", scenarios=single([INVALID]), check=dispatch.check_E2, black_box=True),
+        Property(
+            clause="E2",
+            scenarios=single([INVALID]),
+            check=dispatch.check_E2,
+            black_box=True,
+            examples=_examples("E2"),
+        ),
         Property(
             clause="E3",
             scenarios=single([VALID], ["environment_error"]),
@@ -199,7 +205,13 @@ PROPERTIES: Mapping[str, Property] = {
             examples=_examples("E12"),
             inconclusive=nothing_judged,
         ),
-        Property(clause="E13", scenarios=repeated, check=dispatch.check_E13, black_box=False),
+        Property(
+            clause="E13",
+            scenarios=repeated,
+            check=dispatch.check_E13,
+            black_box=False,
+            examples=_examples("E13"),
+        ),
         Property(
             clause="E14",
             scenarios=single([BEYOND], ["text", "environment_error", "error"]),

@@ -9,12 +9,14 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from conformance._core.text import clip, json_text
+from conformance._core.text import clip, exception_text, json_text
 from conformance._runner import Step, Trial
 from conformance.behaviours import (
     CANCEL_MESSAGE,
     ENVIRONMENT_LIKE_ERROR_KINDS,
     ERROR_KINDS,
+    STR_RAISES_KINDS,
+    MutateArguments,
     RaiseBaseException,
     RaiseEnvironmentError,
     RaiseError,
@@ -23,6 +25,8 @@ from conformance.behaviours import (
     ReturnText,
     Suspend,
     YieldFirst,
+    fingerprint,
+    is_plain_json,
     plain_copy,
 )
 from conformance.oracle import (
@@ -306,11 +310,7 @@ def _comparable(observed: Observed) -> object:
     if observed.timed_out is not None:
         return ("timed out",)
     if observed.raised is not None:
-        try:
-            text = str(observed.raised)
-        except Exception:
-            text = "<str failed>"
-        return ("raised", type(observed.raised), text)
+        return ("raised", type(observed.raised), exception_text(observed.raised))
     outcome = observed.outcome
     if isinstance(outcome, ActionOutcome):
         return (
@@ -371,21 +371,25 @@ def check_E12(trial: Trial, scenario: Scenario) -> None:
 
 def check_E13(trial: Trial, scenario: Scenario) -> None:
     """The handler gets its own plain dict; its mutations reach neither the recorded call nor
-    a later call."""
+    a later call. Arguments may hold non-JSON leaves (a set of objects, a str subclass with
+    attributes, an object key): those are compared by `fingerprint`, which sees inside them,
+    and the executor owes the handler its own copy of them too."""
     call = scenario.steps[0].action.tool_call
     assert call is not None
     original = plain_copy(call.arguments)
+    picture = fingerprint(call.arguments)
+    json_only = is_plain_json(original)
     observed = trial.run(scenario.tools, scenario.steps)
     expectation = expect(scenario.schemas, scenario.steps[0].action, scenario.steps[0].behaviour)
     for index, item in enumerate(observed):
         stop_if_hung(item, expectation, index)
     calls = [c for item in observed for c in (item.calls or ())]
-    if calls and not _json_equal(calls[0].snapshot, original):
+    if calls and calls[0].picture != picture:
         return  # the very first call got other arguments: E8 reports that
     for index, handler_call in enumerate(calls):
         if not isinstance(handler_call.received, Mapping):
             return  # not even a mapping: E8 reports that
-        if not handler_call.plain:
+        if not (handler_call.plain if json_only else type(handler_call.received) is dict):
             raise Violation(
                 f"call {index + 1}: the handler got a "
                 f"{type(handler_call.received).__name__} that is not a plain dict "
@@ -394,7 +398,7 @@ def check_E13(trial: Trial, scenario: Scenario) -> None:
                 expected="a plain dict equal to the arguments",
                 actual=_clip(handler_call.received),
             )
-        if not _json_equal(handler_call.snapshot, original):
+        if handler_call.picture != picture:
             raise Violation(
                 f"call {index + 1}: the handler got arguments changed by an earlier "
                 "call's mutation",
@@ -409,9 +413,10 @@ def check_E13(trial: Trial, scenario: Scenario) -> None:
             expected="a fresh dict per call",
             actual="the same dict object twice",
         )
-    if not _json_equal(plain_copy(call.arguments), original):
+    if fingerprint(call.arguments) != picture:
+        shared = "" if json_only else " (through a non-JSON leaf it shares with the handler)"
         raise Violation(
-            "the handler's mutation reached the recorded ToolCall",
+            f"the handler's mutation reached the recorded ToolCall{shared}",
             expected=_clip(original),
             actual=_clip(plain_copy(call.arguments)),
         )
@@ -546,6 +551,112 @@ _SAFE_TOOL = ToolDef(
 )
 
 
+class _HostileKey:
+    """A key hashed like ``"q"`` whose ``__eq__`` raises: ``"q" in arguments`` runs it (E2)."""
+
+    def __hash__(self) -> int:
+        return hash("q")
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("a hostile key's __eq__ was called")
+
+    def __repr__(self) -> str:
+        return "<key hashed like 'q' whose __eq__ raises>"
+
+
+class _HostileStr(str):
+    """A str subclass key whose ``__eq__`` raises: it is the key ``"q"`` to validation (E2)."""
+
+    __hash__ = str.__hash__
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("a hostile str key's __eq__ was called")
+
+
+class _NamelessMeta(type):
+    @property
+    def __name__(cls) -> str:  # type: ignore[override]
+        raise RuntimeError("this value's class hides its __name__")
+
+
+class _NamelessValue(metaclass=_NamelessMeta):
+    """A value of no JSON type whose class's ``__name__`` raises: a rejection message that
+    names the type it got must not crash (E2)."""
+
+    def __repr__(self) -> str:
+        return "<a value whose class hides its __name__>"
+
+
+class _Box:
+    """A non-JSON leaf hashed by identity that holds a list a handler can append to (E13)."""
+
+    __hash__ = object.__hash__
+
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+
+    def __repr__(self) -> str:
+        return f"<box items={self.items!r}>"
+
+
+class _NotedStr(str):
+    """A str subclass leaf carrying a mutable attribute (E13)."""
+
+    notes: list[Any]
+
+
+def _noted(text: str) -> _NotedStr:
+    noted = _NotedStr(text)
+    noted.notes = []
+    return noted
+
+
+_KEYED = ToolDef(
+    name="keyed",
+    description="A tool requiring q.",
+    parameters={"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
+)
+_CLOSED_KEYED = ToolDef(
+    name="closed_keyed",
+    description="A closed tool.",
+    parameters={
+        "type": "object",
+        "properties": {"q": {"type": "string"}},
+        "additionalProperties": False,
+    },
+)
+_OPEN = ToolDef(
+    name="open", description="An open tool.", parameters={"type": "object", "properties": {}}
+)
+
+
+def _hostile_arguments() -> list[Scenario]:
+    """E2: calls validation must reject whose keys or values attack the validator itself — a
+    key whose hash is a declared key's and whose ``__eq__`` raises, a str subclass key with a
+    raising ``__eq__``, a value whose class's ``__name__`` raises. ``execute`` must still return
+    a rejection: validation raises only ToolValidationError."""
+    tools = (_KEYED, _CLOSED_KEYED)
+    return [
+        trap(_call("keyed", {_HostileKey(): "x"}), among=tools),
+        trap(_call("keyed", {_HostileStr("q"): 1}), among=tools),
+        trap(_call("keyed", {"q": _NamelessValue()}), among=tools),
+        trap(_call("closed_keyed", {_HostileKey(): "x"}), among=tools),
+    ]
+
+
+def _non_json_leaves() -> list[Scenario]:
+    """E13: arguments with leaves that are not JSON — a set of objects with a mutable list, a
+    str subclass with a list attribute, a bytearray, an object as a key — sent twice to a
+    handler that mutates whatever it can reach: an executor that shares such a leaf with the
+    handler lets the mutation reach the recorded call and the next call."""
+    vandal = MutateArguments(then=ReturnText(text="mutated"))
+    return [
+        _twice(_OPEN, {"tags": {_Box()}}, vandal),
+        _twice(_OPEN, {"label": _noted("x"), "raw": bytearray(b"ab")}, vandal),
+        _twice(_OPEN, {_Box(): "object key", "q": "x"}, vandal),
+    ]
+
+
 def _twice(tool: ToolDef, arguments: Any, behaviour: Any) -> Scenario:
     step = Step(action=_call(tool.name, arguments), behaviour=behaviour)
     return Scenario(tools=(tool,), steps=(step, step))
@@ -573,6 +684,7 @@ def traps() -> dict[str, list[Scenario]]:
     ]
     return {
         "E1": [trap(Action(code=code)) for code in _code_like_calls()],
+        "E2": _hostile_arguments(),
         "E4": [
             trap(_call("search", {"q": "x"}), RaiseError(kind=kind, message="x"))
             for kind in (
@@ -604,7 +716,7 @@ def traps() -> dict[str, list[Scenario]]:
         ],
         "E9": [
             trap(_call("search", {"q": "x"}), ReturnNonStr(kind=kind))
-            for kind in ("None", "dict", "object")
+            for kind in ("None", "dict", "object", "claims str")
         ],
         "E11": [
             Scenario(
@@ -630,7 +742,12 @@ def traps() -> dict[str, list[Scenario]]:
             trap(_call("search", {}), RaiseError(kind=kind, message="down"))
             for kind in ("ValueError", *sorted(set(ENVIRONMENT_LIKE_ERROR_KINDS) - {"ValueError"}))
         ],
-        "E12": [trap(_call("search", {}), RaiseUnprintable())],
+        "E12": [
+            trap(_call("search", {}), RaiseUnprintable(environment=environment, raises=raises))
+            for raises in STR_RAISES_KINDS
+            for environment in (False, True)
+        ],
+        "E13": _non_json_leaves(),
         "E15": [
             trap(_call("search", {"q": "x"})),
             trap(_call("nope", {})),

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from conformance import strategies as gen
-from conformance._runner import Trial
+from conformance._runner import Step, Trial
 from conformance.oracle import (
     CallVerdict,
     Expectation,
     Observed,
+    json_types_of,
     mentions,
+    must_reject,
+    typed_properties,
 )
-from conformance.properties.scenarios import Scenario, call, trap
+from conformance.properties.scenarios import Scenario, Violation, call, trap
 from conformance.properties.shared import (
     reached_handler,
     rejected_outcome,
@@ -166,7 +169,115 @@ def check_V2(trial: Trial, scenario: Scenario) -> None:
 check_V3 = _must_reject("V3", "the arguments are not a mapping")
 check_V4 = _must_reject("V4", "required keys are missing")
 check_V5 = _must_reject("V5", "keys outside a closed schema are present")
-check_V6 = _must_reject("V6", "a top-level property has the wrong JSON type")
+
+
+def check_V6(trial: Trial, scenario: Scenario) -> None:
+    """A top-level property of the wrong JSON type is rejected; and a rejection never accuses
+    a valid value: swapping a property's value for one of another of its declared types
+    (``null`` for ``0`` under ``["integer", "null"]``) does not change whether the rejection
+    names that key."""
+    _, observed = _rejected(trial, scenario, "V6", "a top-level property has the wrong JSON type")
+    step = scenario.steps[0]
+    tool_call = step.action.tool_call
+    text = _rejection_text(observed)
+    if tool_call is None or text is None:
+        return
+    for key, twin in _twins(scenario.schemas.get(tool_call.name), tool_call.arguments):
+        twin_arguments = {**tool_call.arguments, key: twin}
+        if not must_reject(scenario.schemas, tool_call.name, twin_arguments):
+            continue
+        action = call(tool_call.name, twin_arguments)
+        other = trial.run(scenario.tools, (Step(action=action, behaviour=step.behaviour),))[0]
+        other_text = _rejection_text(other)
+        if other_text is None or _names_key(text, key) == _names_key(other_text, key):
+            continue
+        value, swapped = tool_call.arguments[key], twin
+        accused, innocent = (value, swapped) if _names_key(text, key) else (swapped, value)
+        raise Violation(
+            f"the rejection names {key!r} when its value is {_type_words(accused)} but not when "
+            f"it is {_type_words(innocent)}, and both are of a type {key!r} declares: it "
+            "accuses a valid value",
+            expected=f"the same mention of {key!r} either way",
+            actual=f"with {key!r} = {swapped!r}: {other_text!r}; as sent: {text!r}",
+        )
+
+
+_ANNOTATIONS = frozenset(
+    {"type", "description", "title", "default", "examples", "$comment", "deprecated"}
+)
+_VALUE_DEPENDENT_ROOT = (
+    "$ref",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "dependentSchemas",
+    "dependencies",
+    "unevaluatedProperties",
+    "patternProperties",
+)
+"""Root keywords through which a property's value could decide other errors: with any of them
+present, a swapped value may fairly change the message, so V6 swaps nothing."""
+_TWINS: dict[str, Any] = {
+    "null": None,
+    "boolean": False,
+    "integer": 0,
+    "number": 0.5,
+    "string": "",
+    "array": [],
+    "object": {},
+}
+
+
+def _twins(schema: Any, arguments: Any) -> list[tuple[str, Any]]:
+    """Up to two (key, other value): a present key whose schema is only a list of types and
+    whose value is valid, with a value of another listed type, equally valid."""
+    if not isinstance(schema, dict) or not isinstance(arguments, Mapping):
+        return []
+    if any(word in schema for word in _VALUE_DEPENDENT_ROOT):
+        return []
+    properties = schema.get("properties")
+    found: list[tuple[str, Any]] = []
+    for key, types in typed_properties(schema).items():
+        subschema = properties.get(key) if isinstance(properties, Mapping) else None
+        if len(types) < 2 or key not in arguments or not isinstance(subschema, Mapping):
+            continue
+        if not set(subschema) <= _ANNOTATIONS or not isinstance(subschema["type"], list):
+            continue
+        actual = json_types_of(arguments[key])
+        if not actual & types:
+            continue  # mistyped: naming it is V6's very job
+        others = [
+            name
+            for name in subschema["type"]
+            if json_types_of(_TWINS[name]) & types and json_types_of(_TWINS[name]) != actual
+        ]
+        if others:
+            found.append((key, _TWINS[others[0]]))
+        if len(found) == 2:
+            break
+    return found
+
+
+def _rejection_text(observed: Observed) -> str | None:
+    outcome = observed.outcome
+    if not rejected_outcome(observed) or not isinstance(outcome, ActionOutcome):
+        return None
+    return outcome.observation if isinstance(outcome.observation, str) else None
+
+
+def _names_key(text: str, key: str) -> bool:
+    """Whether `text` names `key` quoted (a bare one-letter key is in every sentence)."""
+    forms = {repr(key), json.dumps(key), ascii(key)}
+    forms |= {form[:16] for form in forms if len(form) > 32}
+    return any(form in text for form in forms)
+
+
+def _type_words(value: Any) -> str:
+    return " or ".join(sorted(json_types_of(value))) or "not JSON"
 
 
 def check_V7(trial: Trial, scenario: Scenario) -> None:
@@ -246,6 +357,16 @@ def _one_tool(name: str, properties: dict[str, Any], **schema: Any) -> tuple[Too
     return (ToolDef(name=name, description="", parameters=parameters),)
 
 
+_NULLABLE = _one_tool(
+    "nullable",
+    {
+        "q": {"type": "string"},
+        "n": {"type": ["integer", "null"]},
+        "r": {"type": ["number", "string"]},
+    },
+    required=["q"],
+)
+_ACCUSABLE: tuple[dict[str, Any], ...] = ({"n": None}, {"r": "s"}, {"n": 1, "r": 2.5})
 _OPEN_EXTRAS: tuple[Any, ...] = ({}, True, {"type": "string"})
 _EDGES = _one_tool(
     "edges",
@@ -368,6 +489,9 @@ def traps() -> dict[str, list[Scenario]]:
         ],
         "V3": [trap(call("read_file", json.dumps({"path": f"{mark}1"})))],
         "V6": [
+            # Rejected for a missing key, with valid values of a later-listed type beside it:
+            # a message that judged them by their first listed type would accuse them.
+            *(trap(call("nullable", arguments), among=_NULLABLE) for arguments in _ACCUSABLE),
             trap(call("count", {"n": True})),
             trap(call("count", {"n": 2.5})),
             trap(call("count", {"n": "7"})),

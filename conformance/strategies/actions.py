@@ -13,6 +13,7 @@ from conformance.behaviours import (
     ENVIRONMENT_LIKE_ERROR_KINDS,
     ERROR_KINDS,
     NON_STR_KINDS,
+    STR_RAISES_KINDS,
     Behaviour,
     MutateArguments,
     RaiseBaseException,
@@ -109,7 +110,10 @@ def handler_behaviours(
             message=_messages(),
         ),
         "unprintable": st.builds(
-            RaiseUnprintable, environment=st.booleans(), non_str_message=st.booleans()
+            RaiseUnprintable,
+            environment=st.booleans(),
+            non_str_message=st.booleans(),
+            raises=st.sampled_from(sorted(STR_RAISES_KINDS)),
         ),
         "base_exception": st.builds(
             RaiseBaseException, kind=st.sampled_from(sorted(BASE_EXCEPTION_KINDS))

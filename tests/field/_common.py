@@ -8,6 +8,7 @@ divergences the kit reports come from the runtimes, not from four different glue
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,10 +22,17 @@ def plain_json(value: Any) -> Any:
     would have produced them. Every runtime expects what came off the wire, not polyloop's
     read-only mappings and tuples."""
     if isinstance(value, Mapping):
-        return {key: plain_json(item) for key, item in value.items()}
+        return {_owned(key): plain_json(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [plain_json(item) for item in value]
-    return value
+    return _owned(value)
+
+
+def _owned(value: Any) -> Any:
+    """A leaf of the caller's own: anything but a JSON scalar deep-copied, so a handler that
+    mutates a non-JSON leaf (a set member, an object's attribute) changes neither the recorded
+    call nor the next call's arguments (E13)."""
+    return value if type(value) in (str, int, float, bool, type(None)) else copy.deepcopy(value)
 
 
 def executed(text: str) -> ActionOutcome:

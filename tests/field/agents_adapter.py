@@ -78,7 +78,11 @@ class AgentsExecutor:
         tool = self._tools.get(call.name)
         if tool is None:
             return not_executed(f"Tool {call.name} not found in agent {AGENT_NAME}")
-        arguments = json.dumps(plain_json(call.arguments))
+        try:
+            arguments = json.dumps(plain_json(call.arguments))
+        except Exception:  # a model's call is JSON text; json.dumps cannot make this one
+            # (it may even fail to name the type: a value's class can hide its __name__)
+            return not_executed(f"the arguments of {call.name} are not JSON data")
         context: ToolContext[Any] = ToolContext(
             context=None,
             tool_name=tool.name,

@@ -8,11 +8,11 @@ bugs can be planted in it as well.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import ClassVar
+import copy
+from collections.abc import Callable, Container, Mapping, Sequence
+from typing import Any, ClassVar
 
 import _helpers
-from _helpers import thaw
 
 from polyloop import (
     Action,
@@ -25,7 +25,17 @@ from polyloop import (
     ToolValidationError,
 )
 
-__all__ = ["NO_TOOL_CALL", "ZooExecutor", "dialect_of", "shorten", "thaw", "type_matches"]
+__all__ = [
+    "NO_TOOL_CALL",
+    "ZooExecutor",
+    "dialect_of",
+    "own_copy",
+    "plain_key",
+    "real_type_name",
+    "shorten",
+    "thaw",
+    "type_matches",
+]
 
 NO_TOOL_CALL = "The action has no tool call; this executor only runs tool calls."
 MAX_NAMED = 10
@@ -52,6 +62,36 @@ def name_list(names: Sequence[object], limit: int = MAX_NAMED) -> str:
     if len(names) > limit:
         shown += f" and {len(names) - limit} more"
     return shown
+
+
+def own_copy(value: object) -> Any:
+    """A leaf the caller owns: a JSON scalar as it is, anything else deep-copied (E13)."""
+    return value if type(value) in _JSON_SCALARS else copy.deepcopy(value)
+
+
+_JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+def thaw(value: object, leaf: Callable[[object], Any] = own_copy) -> Any:
+    """What the zoo hands a handler: `_helpers.thaw` with every key, member and other leaf a
+    private copy of anything not a JSON scalar, so nothing is shared with the caller (E13)."""
+    return _helpers.thaw(value, leaf)
+
+
+def plain_key(key: object) -> object:
+    """A key as validation compares it: a str subclass as its plain str, any other non-str key
+    as an object equal only to itself, so a key's own ``__eq__`` never runs (E2)."""
+    if type(key) is str:
+        return key
+    if issubclass(type(key), str):  # not isinstance: a lying __class__ does not count
+        return str.__str__(key)
+    return object()
+
+
+def real_type_name(value: object) -> str:
+    """The class's name even when a metaclass makes ``type(value).__name__`` raise (E4)."""
+    name: str = vars(type)["__name__"].__get__(type(value))
+    return name
 
 
 def dialect_of(schema: Mapping[str, object]) -> str:
@@ -94,9 +134,12 @@ def type_matches(value: object, type_name: str) -> bool:
 
 def _safe_str(exc: BaseException) -> str | None:
     try:
-        return str(exc)
-    except Exception:
+        text = str(exc)
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # a SystemExit from __str__ is the object's fault (E12)
         return None
+    return text
 
 
 class ZooExecutor:
@@ -156,18 +199,26 @@ class ZooExecutor:
 
     def env_error_text(self, exc: Exception) -> str:
         text = _safe_str(exc)
-        return text if text is not None else f"{type(exc).__name__}: <exception str() failed>"
+        return text if text is not None else f"{real_type_name(exc)}: <exception str() failed>"
 
     def exception_text(self, exc: Exception) -> str:
-        text = _safe_str(exc)
+        text = self.exception_str(exc)
         if text is None:
             text = "<exception str() failed>"
-        return f"{type(exc).__name__}: {text}"
+        return f"{self.exception_name(exc)}: {text}"
+
+    def exception_str(self, exc: Exception) -> str | None:
+        """``str(exc)``, or None when that raises anything (E12)."""
+        return _safe_str(exc)
+
+    def exception_name(self, exc: Exception) -> str:
+        """The class name E4 prints, read so that no metaclass can make it raise."""
+        return real_type_name(exc)
 
     def result_outcome(self, spec: ToolSpec, result: object) -> ActionOutcome:
-        if not isinstance(result, str):
+        if not issubclass(type(result), str):  # not isinstance: __class__ may lie (E9)
             raise TypeError(
-                f"the handler of tool {spec.name!r} returned {type(result).__name__}, not str; "
+                f"the handler of tool {spec.name!r} returned {real_type_name(result)}, not str; "
                 "a tool handler must return the observation text"
             )
         return self.outcome(ActionStatus.EXECUTED, str.__str__(result), False)
@@ -221,10 +272,15 @@ class ZooExecutor:
         required = schema.get("required")
         if not isinstance(required, (list, tuple)):
             return None
-        missing = [key for key in required if isinstance(key, str) and key not in arguments]
+        present = self.present_keys(arguments)
+        missing = [key for key in required if isinstance(key, str) and key not in present]
         if not missing:
             return None
         return f"missing required argument(s) {name_list(list(dict.fromkeys(missing)))}"
+
+    def present_keys(self, arguments: Mapping[Any, object]) -> Container[object]:
+        """The keys as `check_required` looks them up: plain, so no key's ``__eq__`` runs (E2)."""
+        return {plain_key(key) for key in arguments}
 
     def additional_applies(self, schema: Mapping[str, object]) -> bool:
         return schema.get("additionalProperties") is False and "patternProperties" not in schema
@@ -235,7 +291,7 @@ class ZooExecutor:
         allowed = self.allowed_key(schema) if self.additional_applies(schema) else None
         if allowed is None:
             return None
-        extra = [key for key in arguments if not allowed(key)]
+        extra = [key for key in arguments if not allowed(plain_key(key))]  # type: ignore[arg-type]
         return f"unexpected argument(s) {name_list(extra)}" if extra else None
 
     def allowed_key(self, schema: Mapping[str, object]) -> Callable[[str], bool] | None:
@@ -252,7 +308,7 @@ class ZooExecutor:
             return None
         wrong = []
         for key, value in arguments.items():
-            prop = properties.get(key)
+            prop = properties.get(plain_key(key))
             if not isinstance(prop, Mapping) or "type" not in prop:
                 continue
             if dialect != "modern" and "$ref" in prop:
@@ -290,8 +346,9 @@ class ZooExecutor:
 
     @staticmethod
     def json_type_name(value: object) -> str:
-        """The JSON type a message names for `value`, or its Python class when it has none."""
+        """The JSON type a message names for `value`, or its Python class when it has none
+        (read so that a metaclass cannot break it: E4)."""
         return next(
             (name for kinds, name in _JSON_TYPE_NAMES if isinstance(value, kinds)),
-            type(value).__name__,
+            real_type_name(value),
         )

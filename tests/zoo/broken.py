@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import json
 import traceback
-from collections.abc import Coroutine, Mapping
+from collections.abc import Container, Coroutine, Mapping
 from typing import Any, ClassVar
 
 import jsonschema
@@ -28,7 +28,7 @@ from polyloop import (
     ToolValidationError,
 )
 
-from .base import ZooExecutor, thaw
+from .base import ZooExecutor, shorten, thaw
 
 # --- dispatch: outcomes -------------------------------------------------------------------------
 
@@ -561,6 +561,119 @@ class ExecuteNotACoroutineFunction(ZooExecutor):
 
     async def _execute(self, action: Action) -> ActionOutcome:
         return await super().execute(action)
+
+
+# ---- issue 10: gaps found by mutation analysis
+# Each reproduces what a surviving mutant of polyloop/tools.py or polyloop/_json.py did to the
+# observable behaviour (docs/detection.md); the kit's property was strengthened to catch it.
+
+
+class StrSystemExitEscapes(ZooExecutor):
+    """An exception whose ``__str__`` raises ``SystemExit`` (or any non-``Exception``) crashes
+    ``execute`` instead of giving "<Name>: <exception str() failed>" (E12).
+
+    The mutants of ``_exception_text`` that narrow ``except BaseException`` to ``except
+    Exception``."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E12",)
+
+    def exception_str(self, exc: Exception) -> str | None:
+        try:
+            return str(exc)
+        except Exception:  # the bug: a SystemExit from __str__ escapes execute
+            return None
+
+
+class ExceptionNameCrashes(ZooExecutor):
+    """An exception class whose ``__name__`` raises (a metaclass property) crashes ``execute``
+    instead of giving "<RealName>: <message>" (E4).
+
+    The mutants of ``_exception_name`` that read ``type(exc).__name__`` unguarded."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E4",)
+
+    def exception_name(self, exc: Exception) -> str:
+        return type(exc).__name__  # the bug: __name__ itself may raise
+
+
+class ClaimedStrAccepted(ZooExecutor):
+    """A handler result whose ``__class__`` claims ``str`` passes ``isinstance`` and then fails
+    in ``str.__str__`` with a TypeError that does not name the tool (E9).
+
+    The mutants of ``RegistryExecutor.execute`` that test the result with ``isinstance``
+    instead of ``issubclass(type(result), str)``."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E9",)
+
+    def result_outcome(self, spec: ToolSpec, result: object) -> ActionOutcome:
+        if isinstance(result, str):  # the bug: isinstance believes __class__
+            return self.outcome(ActionStatus.EXECUTED, str.__str__(result), False)
+        return super().result_outcome(spec, result)
+
+
+class NonJsonLeavesShared(ZooExecutor):
+    """Leaves and keys that are not JSON scalars (a set of mutable objects, a str subclass with
+    attributes, an object key) reach the handler by reference, so its mutation reaches the
+    recorded call and every later call (E13).
+
+    The mutants of ``thaw``/``thaw_arguments``/``_copy_leaf`` that skip the deep copy of such
+    leaves."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E13",)
+
+    def handler_arguments(self, call: ToolCall) -> object:
+        return thaw(call.arguments, leaf=lambda value: value)  # the bug: leaves are shared
+
+
+class HostileKeyCrashesValidation(ZooExecutor):
+    """A mapping key whose ``__eq__`` raises (hashed like a required key) makes validation
+    raise that error out of ``execute`` instead of rejecting the call (E2).
+
+    The mutants of ``_CompiledTool.problem`` that drop the guard around the checks and of
+    ``_plain_key`` that compare keys with their own ``__eq__``."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E2",)
+
+    def present_keys(self, arguments: Mapping[Any, object]) -> Container[object]:
+        return arguments  # the bug: `in` runs the hostile key's own __eq__
+
+
+class FalseTypeComplaint(ZooExecutor):
+    """When a call is rejected for another reason, a property whose ``type`` is a list is judged
+    by the first listed type only, so a valid value of a later type (null for
+    ``["integer", "null"]``) is named as wrong in the message (V6).
+
+    The ``_type_rule`` mutant ``if len(names) == 1`` -> ``if not len(names) == 1``: the
+    subset's fast path still accepts every valid call, only the rejection message lies."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("V6",)
+
+    def validate(self, call: ToolCall) -> None:
+        try:
+            super().validate(call)
+        except ToolValidationError as exc:
+            accused = self._first_type_accusations(call)
+            if not accused or "must be" in str(exc):
+                raise
+            raise ToolValidationError(f"{exc}; " + "; ".join(accused)) from None
+
+    def _first_type_accusations(self, call: ToolCall) -> list[str]:
+        spec = self.registry.spec_for(call.name)
+        properties = spec.parameters.get("properties") if spec is not None else None
+        if not isinstance(properties, Mapping) or not isinstance(call.arguments, Mapping):
+            return []
+        accused = []
+        for key, value in call.arguments.items():
+            prop = properties.get(key)
+            declared = prop.get("type") if isinstance(prop, Mapping) else None
+            if isinstance(declared, (list, tuple)) and len(declared) > 1:
+                first = declared[0]  # the bug: only the first listed type counts
+                if isinstance(first, str) and not self.type_matches(value, first):
+                    accused.append(
+                        f"{shorten(repr(key), 40)} must be {first!r}, "
+                        f"got {self.json_type_name(value)}"
+                    )
+        return accused
 
 
 BROKEN: tuple[type[ZooExecutor], ...] = tuple(

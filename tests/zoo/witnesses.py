@@ -127,8 +127,28 @@ async def e1(factory: Factory) -> str | None:
     return expect(outcome, ActionStatus.NOT_EXECUTED, None, True)
 
 
+class RaisingEqKey:
+    """A key hashed like ``"q"`` whose ``__eq__`` raises."""
+
+    def __hash__(self) -> int:
+        return hash("q")
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("__eq__ exploded")
+
+    def __repr__(self) -> str:
+        return "<RaisingEqKey>"
+
+
+REQUIRES_Q = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+
+
 async def e2(factory: Factory) -> str | None:
-    return await rejected(factory, {"type": "object", "required": ["a"]}, {})
+    problem = await rejected(factory, {"type": "object", "required": ["a"]}, {})
+    if problem:
+        return problem
+    problem = await rejected(factory, REQUIRES_Q, {RaisingEqKey(): "x"})
+    return f"a key whose __eq__ raises: {problem}" if problem else None
 
 
 async def e3(factory: Factory) -> str | None:
@@ -138,10 +158,23 @@ async def e3(factory: Factory) -> str | None:
     )
 
 
+class NameRaises(type):
+    @property
+    def __name__(cls) -> str:  # type: ignore[override]
+        raise RuntimeError("no name")
+
+
+class Nameless(Exception, metaclass=NameRaises):
+    pass
+
+
 async def e4(factory: Factory) -> str | None:
-    reg = registry(raises(RuntimeError("boom")))
-    outcome = await outcome_of(factory, reg, call({}))
-    return expect(outcome, ActionStatus.EXECUTED, "RuntimeError: boom", False)
+    for exc, text in ((RuntimeError("boom"), "RuntimeError: boom"), (Nameless("x"), "Nameless: x")):
+        outcome = await outcome_of(factory, registry(raises(exc)), call({}))
+        problem = expect(outcome, ActionStatus.EXECUTED, text, False)
+        if problem:
+            return f"{text.split(':')[0]} from the handler: {problem}"
+    return None
 
 
 async def e5(factory: Factory) -> str | None:
@@ -202,11 +235,18 @@ async def e8(factory: Factory) -> str | None:
     return await rejected(factory, {"type": "object", "required": ["a"]}, {})
 
 
+class ClaimsStr:
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        return str
+
+
 async def e9(factory: Factory) -> str | None:
-    outcome = await outcome_of(factory, registry(returns(42)), call({}))
-    if isinstance(outcome, TypeError) and "tool" in str(outcome):
-        return None
-    return describe(outcome)
+    for result in (42, ClaimsStr()):
+        outcome = await outcome_of(factory, registry(returns(result)), call({}))
+        if not (isinstance(outcome, TypeError) and "'tool'" in str(outcome)):
+            return f"{type(result).__name__} returned: {describe(outcome)}"
+    return None
 
 
 async def e10(factory: Factory) -> str | None:
@@ -230,13 +270,18 @@ async def e11(factory: Factory) -> str | None:
     return None if got == [str(n) for n in range(8)] else f"concurrent observations {got}"
 
 
+class StrSystemExit(Exception):
+    def __str__(self) -> str:
+        raise SystemExit(3)
+
+
 async def e12(factory: Factory) -> str | None:
-    outcome = await outcome_of(factory, registry(raises(UnprintableError())), call({}))
-    problem = expect(
-        outcome, ActionStatus.EXECUTED, "UnprintableError: <exception str() failed>", False
-    )
-    if problem:
-        return problem
+    for exc in (UnprintableError(), StrSystemExit()):
+        outcome = await outcome_of(factory, registry(raises(exc)), call({}))
+        text = f"{type(exc).__name__}: <exception str() failed>"
+        problem = expect(outcome, ActionStatus.EXECUTED, text, False)
+        if problem:
+            return problem
     outcome = await outcome_of(factory, registry(raises(UnprintableEnvError())), call({}))
     return expect(
         outcome, ActionStatus.ENV_ERROR, "UnprintableEnvError: <exception str() failed>", False
@@ -276,7 +321,27 @@ async def e13(factory: Factory) -> str | None:
     if dict(action.tool_call.arguments).keys() != {"nested"}:
         return "a mutation reached the recorded call"
     del second
-    return None
+    return await _e13_non_json_leaf(factory)
+
+
+class Box:
+    def __init__(self) -> None:
+        self.items: list[int] = []
+
+    __hash__ = object.__hash__
+
+
+async def _e13_non_json_leaf(factory: Factory) -> str | None:
+    def vandal(arguments: Any) -> str:
+        for box in arguments["tags"]:
+            box.items.append(1)
+        return "done"
+
+    action = call({"tags": {Box()}})
+    await outcome_of(factory, registry(Scripted(vandal)), action)
+    assert action.tool_call is not None
+    (recorded,) = action.tool_call.arguments["tags"]
+    return "a mutation of a set member reached the recorded call" if recorded.items else None
 
 
 # --- validation ----------------------------------------------------------------------------------
@@ -350,6 +415,10 @@ async def v6(factory: Factory) -> str | None:
         problem = await rejected(factory, {"properties": {"v": {"type": type_name}}}, {"v": value})
         if problem:
             return f"{value!r} for {type_name}: {problem}"
+    schema = {**REQUIRES_Q, "properties": {"n": {"type": ["integer", "null"]}}}
+    outcome = await outcome_of(factory, registry(Scripted(), schema), call({"n": None}))
+    if isinstance(outcome, ActionOutcome) and "'n'" in outcome.observation:
+        return f"a valid null for ['integer', 'null'] is named: {outcome.observation!r}"
     return None
 
 
