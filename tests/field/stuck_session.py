@@ -29,9 +29,9 @@ import anyio
 from mcp import ClientSession
 from mcp.shared.memory import create_client_server_memory_streams
 
-from field._common import executed, not_executed, plain_json, tool_parameters
+from field._common import FieldExecutor, executed, not_executed
 from field.mcp_adapter import _build_server, _text
-from polyloop import Action, ActionOutcome, ToolRegistry, ToolSpec
+from polyloop import ActionOutcome, ToolRegistry, ToolSpec
 
 
 async def _lookup(arguments: Any) -> str:
@@ -52,18 +52,15 @@ REGISTRY = ToolRegistry(
 )
 
 
-class PersistentSessionMcp:
+class PersistentSessionMcp(FieldExecutor):
     """The MCP adapter with one long-lived session instead of one per call."""
 
     def __init__(self, registry: ToolRegistry) -> None:
-        self._registry = registry
+        super().__init__(registry)
         self._server = _build_server(registry)
         self._session: ClientSession | None = None
         self._ready: asyncio.Event | None = None
         self._serving: asyncio.Task[None] | None = None
-
-    def parameters(self) -> dict[str, str]:
-        return tool_parameters(self._registry)
 
     async def _serve(self, ready: asyncio.Event) -> None:
         server = self._server
@@ -78,17 +75,14 @@ class PersistentSessionMcp:
                 ready.set()
                 await anyio.sleep_forever()
 
-    async def execute(self, action: Action) -> ActionOutcome:
-        call = action.tool_call
-        if call is None:
-            return not_executed("The action has no tool call.")
+    async def call_tool(self, name: str, arguments: Any) -> ActionOutcome:
         if self._ready is None:
             self._ready = asyncio.Event()
             self._serving = asyncio.get_running_loop().create_task(self._serve(self._ready))
         await self._ready.wait()
         assert self._session is not None
         try:
-            result = await self._session.call_tool(call.name, plain_json(call.arguments))
+            result = await self._session.call_tool(name, arguments)
         except Exception as exc:
             return not_executed(str(exc))
         return executed(_text(result))
