@@ -2,18 +2,20 @@
 
 `EXECUTOR` keeps one MCP `ClientSession` open for all calls, as a host does: it is opened by the
 first ``execute`` on whatever loop that runs, and served by a task on that loop. `REGISTRY`'s
-one tool blocks its event loop for 8 s when called with ``{"q": "h"}`` (a stuck call). When the
-kit gives up on that call it moves to a new event loop, where the session can never answer, so
-every later clause that reaches the executor fails with "execute did not finish", however
-unrelated its counterexample::
+one tool blocks its event loop for 8 s when called with ``{"q": ""}`` (a stuck call; the empty
+string is what the kit draws first). When the kit gives up on that call it moves to a new event
+loop, where the session can never answer. The kit used to charge every later clause that
+reached the executor with "execute did not finish", however unrelated its counterexample; it
+now says it switched loops and reports the later clauses as not run (error)::
 
     PYTHONPATH=tests polyloop-conformance certify field.stuck_session:EXECUTOR \\
         --registry field.stuck_session:REGISTRY --deadline 1 --only V2
     # V2 fail: actual NOT_EXECUTED, observation 'Unknown tool: read_file'  (its true reason)
     PYTHONPATH=tests polyloop-conformance certify field.stuck_session:EXECUTOR \\
         --registry field.stuck_session:REGISTRY --deadline 1 --only V1,V2,E1
-    # V1 fail: {"q": "h"} did not finish and blocked the event loop
-    # V2 fail: actual "execute did not finish within 1s"  (poisoned by V1's stuck call)
+    # V1 fail: {"q": ""} did not finish; note: ... moved to a new one; later clauses are not
+    #   charged to this executor
+    # V2 error, E1 error: not run: the executor has been stuck since V1
 
 Not a test: the field matrix certifies the per-call `field.mcp_adapter.McpExecutor`, which
 opens its session inside each call and so survives a loop switch.
@@ -35,7 +37,7 @@ from polyloop import ActionOutcome, ToolRegistry, ToolSpec
 
 
 async def _lookup(arguments: Any) -> str:
-    if arguments.get("q") == "h":
+    if arguments.get("q") == "":
         time.sleep(8)  # blocks the event loop: the kit cannot cancel this call
     return "ok"
 
