@@ -27,7 +27,6 @@ Mapping decisions:
 
 from __future__ import annotations
 
-import itertools
 import json
 from typing import Any
 
@@ -38,15 +37,14 @@ from agents.tool import (
 )
 from agents.tool_context import ToolContext
 
-from field._common import NO_TOOL_CALL, executed, not_executed, plain_json, tool_parameters
-from polyloop import Action, ActionOutcome, ToolRegistry, ToolSpec
+from field._common import FieldExecutor, executed, handler_of, not_executed, thaw
+from polyloop import ActionOutcome, ToolRegistry, ToolSpec
 
 AGENT_NAME = "polyloop-field"
 
 
 def _function_tool(spec: ToolSpec) -> FunctionTool:
-    handler = spec.handler
-    assert handler is not None
+    handler = handler_of(spec)
 
     async def on_invoke_tool(ctx: ToolContext[Any], input_json: str) -> Any:
         return await handler(json.loads(input_json))
@@ -54,44 +52,37 @@ def _function_tool(spec: ToolSpec) -> FunctionTool:
     return FunctionTool(
         name=spec.name,
         description=spec.description,
-        params_json_schema=plain_json(spec.parameters),
+        params_json_schema=thaw(spec.parameters),
         on_invoke_tool=on_invoke_tool,
         strict_json_schema=False,
     )
 
 
-class AgentsExecutor:
+class AgentsExecutor(FieldExecutor):
     """The registry's tools as openai-agents `FunctionTool`s."""
 
     def __init__(self, registry: ToolRegistry) -> None:
-        self._registry = registry
+        super().__init__(registry)
         self._tools = {spec.name: _function_tool(spec) for spec in registry.specs}
-        self._call_ids = itertools.count(1)
 
-    def parameters(self) -> dict[str, str]:
-        return tool_parameters(self._registry)
-
-    async def execute(self, action: Action) -> ActionOutcome:
-        call = action.tool_call
-        if call is None:
-            return not_executed(NO_TOOL_CALL)
-        tool = self._tools.get(call.name)
+    async def call_tool(self, name: str, arguments: Any) -> ActionOutcome:
+        tool = self._tools.get(name)
         if tool is None:
-            return not_executed(f"Tool {call.name} not found in agent {AGENT_NAME}")
+            return not_executed(f"Tool {name} not found in agent {AGENT_NAME}")
         try:
-            arguments = json.dumps(plain_json(call.arguments))
+            arguments_json = json.dumps(arguments)
         except Exception:  # a model's call is JSON text; json.dumps cannot make this one
             # (it may even fail to name the type: a value's class can hide its __name__)
-            return not_executed(f"the arguments of {call.name} are not JSON data")
+            return not_executed(f"the arguments of {name} are not JSON data")
         context: ToolContext[Any] = ToolContext(
             context=None,
             tool_name=tool.name,
-            tool_call_id=f"call_{next(self._call_ids)}",
-            tool_arguments=arguments,
+            tool_call_id=self.next_call_id(),
+            tool_arguments=arguments_json,
         )
         try:
             output = await invoke_function_tool(
-                function_tool=tool, context=context, arguments=arguments
+                function_tool=tool, context=context, arguments=arguments_json
             )
         except Exception as exc:
             text = await maybe_invoke_function_tool_failure_error_function(

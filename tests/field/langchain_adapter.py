@@ -30,26 +30,17 @@ Mapping decisions:
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import StructuredTool, ToolException
 
-from field._common import (
-    NO_TOOL_CALL,
-    executed,
-    not_executed,
-    plain_json,
-    tool_parameters,
-    unknown_tool,
-)
-from polyloop import Action, ActionOutcome, ToolRegistry, ToolSpec
+from field._common import FieldExecutor, executed, handler_of, not_executed, thaw, unknown_tool
+from polyloop import ActionOutcome, ToolRegistry, ToolSpec
 
 
 def _structured_tool(spec: ToolSpec, *, handle_errors: bool) -> StructuredTool:
-    handler = spec.handler
-    assert handler is not None
+    handler = handler_of(spec)
 
     async def coroutine(**kwargs: Any) -> Any:
         if not handle_errors:
@@ -62,42 +53,30 @@ def _structured_tool(spec: ToolSpec, *, handle_errors: bool) -> StructuredTool:
     return StructuredTool(
         name=spec.name,
         description=spec.description,
-        args_schema=plain_json(spec.parameters),
+        args_schema=thaw(spec.parameters),
         coroutine=coroutine,
         handle_tool_error=handle_errors,
     )
 
 
-class LangChainExecutor:
+class LangChainExecutor(FieldExecutor):
     """The registry's tools as LangChain `StructuredTool`s, ``handle_tool_error`` off."""
 
     handle_errors = False
 
     def __init__(self, registry: ToolRegistry) -> None:
-        self._registry = registry
+        super().__init__(registry)
         self._tools = {
             spec.name: _structured_tool(spec, handle_errors=self.handle_errors)
             for spec in registry.specs
         }
-        self._call_ids = itertools.count(1)
 
-    def parameters(self) -> dict[str, str]:
-        return tool_parameters(self._registry)
-
-    async def execute(self, action: Action) -> ActionOutcome:
-        call = action.tool_call
-        if call is None:
-            return not_executed(NO_TOOL_CALL)
-        tool = self._tools.get(call.name)
+    async def call_tool(self, name: str, arguments: Any) -> ActionOutcome:
+        tool = self._tools.get(name)
         if tool is None:
-            return not_executed(unknown_tool(call.name, self._registry))
+            return not_executed(unknown_tool(name, self._registry))
         message = await tool.ainvoke(
-            {
-                "type": "tool_call",
-                "name": call.name,
-                "args": plain_json(call.arguments),
-                "id": f"call_{next(self._call_ids)}",
-            }
+            {"type": "tool_call", "name": name, "args": arguments, "id": self.next_call_id()}
         )
         if isinstance(message, ToolMessage):
             return executed(str(message.text))

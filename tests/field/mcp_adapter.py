@@ -54,8 +54,8 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.memory import create_client_server_memory_streams
 from pydantic import ValidationError
 
-from field._common import NO_TOOL_CALL, executed, not_executed, plain_json, tool_parameters
-from polyloop import Action, ActionOutcome, ToolRegistry, ToolSpec
+from field._common import FieldExecutor, executed, not_executed, thaw
+from polyloop import ActionOutcome, ToolRegistry, ToolSpec
 
 
 def _build_server(registry: ToolRegistry) -> Server[Any]:
@@ -64,7 +64,7 @@ def _build_server(registry: ToolRegistry) -> Server[Any]:
         types.Tool(
             name=spec.name,
             description=spec.description,
-            input_schema=plain_json(spec.parameters),
+            input_schema=thaw(spec.parameters),
         )
         for spec in specs.values()
     ]
@@ -81,7 +81,7 @@ def _build_server(registry: ToolRegistry) -> Server[Any]:
         if spec is None or spec.handler is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         arguments = params.arguments or {}
-        schema = plain_json(spec.parameters)
+        schema = thaw(spec.parameters)
         validator_cls = jsonschema.validators.validator_for(schema)
         error = jsonschema.exceptions.best_match(validator_cls(schema).iter_errors(arguments))
         if error is not None:
@@ -105,23 +105,16 @@ def _text(result: types.CallToolResult) -> str:
     return "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
 
 
-class McpExecutor:
+class McpExecutor(FieldExecutor):
     """The registry's tools served by an MCP low-level `Server`, called through a
     `ClientSession` over the SDK's in-memory transport."""
 
     def __init__(self, registry: ToolRegistry) -> None:
-        self._registry = registry
+        super().__init__(registry)
         self._server = _build_server(registry)
 
-    def parameters(self) -> dict[str, str]:
-        return tool_parameters(self._registry)
-
-    async def execute(self, action: Action) -> ActionOutcome:
-        call = action.tool_call
-        if call is None:
-            return not_executed(NO_TOOL_CALL)
-        arguments = plain_json(call.arguments)
-        result = await self._call(call.name, arguments)
+    async def call_tool(self, name: str, arguments: Any) -> ActionOutcome:
+        result = await self._call(name, arguments)
         if isinstance(result, MCPError):
             return not_executed(result.message)
         if isinstance(result, ValidationError):

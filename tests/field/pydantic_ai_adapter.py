@@ -27,7 +27,6 @@ Mapping decisions:
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 from pydantic_ai import RunContext, Tool
@@ -38,13 +37,12 @@ from pydantic_ai.tool_manager import ToolManager
 from pydantic_ai.toolsets import FunctionToolset
 from pydantic_ai.usage import RunUsage
 
-from field._common import NO_TOOL_CALL, executed, not_executed, plain_json, tool_parameters
-from polyloop import Action, ActionOutcome, ToolRegistry, ToolSpec
+from field._common import FieldExecutor, executed, handler_of, not_executed, thaw
+from polyloop import ActionOutcome, ToolRegistry, ToolSpec
 
 
 def _tool(spec: ToolSpec) -> Tool[None]:
-    handler = spec.handler
-    assert handler is not None
+    handler = handler_of(spec)
 
     async def function(**kwargs: Any) -> Any:
         return await handler(kwargs)
@@ -53,34 +51,23 @@ def _tool(spec: ToolSpec) -> Tool[None]:
         function,
         name=spec.name,
         description=spec.description,
-        json_schema=plain_json(spec.parameters),
+        json_schema=thaw(spec.parameters),
     )
 
 
-class PydanticAiExecutor:
+class PydanticAiExecutor(FieldExecutor):
     """The registry's tools as pydantic-ai ``Tool.from_schema`` tools."""
 
     def __init__(self, registry: ToolRegistry) -> None:
-        self._registry = registry
+        super().__init__(registry)
         self._toolset: FunctionToolset[None] = FunctionToolset(
             tools=[_tool(spec) for spec in registry.specs]
         )
-        self._call_ids = itertools.count(1)
 
-    def parameters(self) -> dict[str, str]:
-        return tool_parameters(self._registry)
-
-    async def execute(self, action: Action) -> ActionOutcome:
-        call = action.tool_call
-        if call is None:
-            return not_executed(NO_TOOL_CALL)
+    async def call_tool(self, name: str, arguments: Any) -> ActionOutcome:
         ctx: RunContext[None] = RunContext(deps=None, model=TestModel(), usage=RunUsage())
         manager = await ToolManager[None](self._toolset).for_run_step(ctx)
-        part = ToolCallPart(
-            tool_name=call.name,
-            args=plain_json(call.arguments),
-            tool_call_id=f"call_{next(self._call_ids)}",
-        )
+        part = ToolCallPart(tool_name=name, args=arguments, tool_call_id=self.next_call_id())
         try:
             value = await manager.handle_call(part)
         except ToolRetryError as exc:
@@ -90,7 +77,5 @@ class PydanticAiExecutor:
             return not_executed(retry.model_response())
         if isinstance(value, ToolReturn):
             value = value.return_value
-        returned = ToolReturnPart(
-            tool_name=call.name, content=value, tool_call_id=part.tool_call_id
-        )
+        returned = ToolReturnPart(tool_name=name, content=value, tool_call_id=part.tool_call_id)
         return executed(returned.model_response_str())

@@ -101,12 +101,19 @@ def report(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     return _certify(adapter, tmp_path_factory.mktemp(adapter))
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Each adapter class's `test_clause_verdict` runs once per certified clause, with that
+    adapter's expected verdict in the test id and its kit defects as strict xfails."""
+    if "clause" in metafunc.fixturenames and metafunc.cls is not None:
+        metafunc.parametrize("clause", _cases(metafunc.cls.ADAPTER))
+
+
 class _FieldAdapter:
-    """The checks every adapter's test class runs on its report."""
+    """The checks every adapter's test class runs on its report; a subclass names its adapter."""
 
     ADAPTER: ClassVar[str]
 
-    def check(self, report: Report, clause: str) -> None:
+    def test_clause_verdict(self, report: Report, clause: str) -> None:
         result = report[clause]
         expected = _true_verdict(self.ADAPTER, clause)
         why = EXPECTED[self.ADAPTER]["failing"].get(clause, "")
@@ -117,7 +124,7 @@ class _FieldAdapter:
             "docs/field-report.md if the runtime's behaviour really changed."
         )
 
-    def check_failing_set(self, report: Report) -> None:
+    def test_failing_clauses_match(self, report: Report) -> None:
         entry = EXPECTED[self.ADAPTER]
         defects = set(entry["kit_defects"])
         failing = {clause for clause, r in report.items() if r["status"] != "pass"} - defects
@@ -127,56 +134,21 @@ class _FieldAdapter:
 class TestMcp(_FieldAdapter):
     ADAPTER = "mcp"
 
-    @pytest.mark.parametrize("clause", _cases("mcp"))
-    def test_clause_verdict(self, report: Report, clause: str) -> None:
-        self.check(report, clause)
-
-    def test_failing_clauses_match(self, report: Report) -> None:
-        self.check_failing_set(report)
-
 
 class TestOpenAIAgents(_FieldAdapter):
     ADAPTER = "openai-agents"
-
-    @pytest.mark.parametrize("clause", _cases("openai-agents"))
-    def test_clause_verdict(self, report: Report, clause: str) -> None:
-        self.check(report, clause)
-
-    def test_failing_clauses_match(self, report: Report) -> None:
-        self.check_failing_set(report)
 
 
 class TestLangChain(_FieldAdapter):
     ADAPTER = "langchain"
 
-    @pytest.mark.parametrize("clause", _cases("langchain"))
-    def test_clause_verdict(self, report: Report, clause: str) -> None:
-        self.check(report, clause)
-
-    def test_failing_clauses_match(self, report: Report) -> None:
-        self.check_failing_set(report)
-
 
 class TestLangChainHandledErrors(_FieldAdapter):
     ADAPTER = "langchain-handled"
 
-    @pytest.mark.parametrize("clause", _cases("langchain-handled"))
-    def test_clause_verdict(self, report: Report, clause: str) -> None:
-        self.check(report, clause)
-
-    def test_failing_clauses_match(self, report: Report) -> None:
-        self.check_failing_set(report)
-
 
 class TestPydanticAi(_FieldAdapter):
     ADAPTER = "pydantic-ai"
-
-    @pytest.mark.parametrize("clause", _cases("pydantic-ai"))
-    def test_clause_verdict(self, report: Report, clause: str) -> None:
-        self.check(report, clause)
-
-    def test_failing_clauses_match(self, report: Report) -> None:
-        self.check_failing_set(report)
 
 
 def test_expected_matrix_is_well_formed() -> None:
