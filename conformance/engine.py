@@ -450,8 +450,7 @@ def _outcome(run: _Run, prop: Property) -> _ClauseOutcome:
     if run.mode == "black-box" and not prop.black_box:
         message = "needs the kit's scripted handlers: certify a factory (white-box) to check it"
         return _ClauseOutcome(verdict=ClauseStatus.SKIPPED, examples=0, message=message)
-    black_box_aim = prop.aim if run.mode == "black-box" else None
-    inapplicable = None if black_box_aim is None else run.source.inapplicable(black_box_aim)
+    inapplicable = prop.inapplicable(run.source)
     if inapplicable is not None:
         return _ClauseOutcome(verdict=ClauseStatus.SKIPPED, examples=0, message=inapplicable)
     stuck_since = run.trial.stuck_since

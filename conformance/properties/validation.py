@@ -6,6 +6,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from hypothesis import strategies as st
+
 from conformance import strategies as gen
 from conformance._runner import Trial
 from conformance.oracle import (
@@ -14,7 +16,7 @@ from conformance.oracle import (
     Observed,
     mentions,
 )
-from conformance.properties.scenarios import Scenario, call, trap
+from conformance.properties.scenarios import Scenario, ScenarioSource, call, trap
 from conformance.properties.shared import (
     reached_handler,
     rejected_outcome,
@@ -167,6 +169,35 @@ check_V3 = _must_reject("V3", "the arguments are not a mapping")
 check_V4 = _must_reject("V4", "required keys are missing")
 check_V5 = _must_reject("V5", "keys outside a closed schema are present")
 check_V6 = _must_reject("V6", "a top-level property has the wrong JSON type")
+
+# What an invalid call aimed at V3-V6 needs from the tools (V2's unknown name needs none): a
+# tool at all, and for V4-V6 one whose schema has something to break. White-box tool sets are
+# drawn to hold one; a black-box registry without one skips the clause.
+_NOTHING_TO_BREAK = {
+    "V4": "no tool in the registry has required keys",
+    "V5": "no tool in the registry has additionalProperties: false",
+    "V6": "no tool in the registry declares a top-level property type",
+}
+
+
+def aimed_tools(clause: str) -> Callable[[ScenarioSource], st.SearchStrategy[tuple[ToolDef, ...]]]:
+    """Tool sets with a tool an invalid call aimed at `clause` can target."""
+    return lambda source: source.with_tool_where(lambda schema: gen.aim_possible(clause, schema))
+
+
+def nothing_to_aim_at(clause: str) -> Callable[[ScenarioSource], str | None]:
+    """Why a black-box registry offers an invalid call aimed at `clause` no target, or None."""
+
+    def why(source: ScenarioSource) -> str | None:
+        if source.white_box:
+            return None
+        if not source.fixed:
+            return "the registry has no tools"
+        if any(gen.aim_possible(clause, tool.parameters) for tool in source.fixed):
+            return None
+        return _NOTHING_TO_BREAK[clause]
+
+    return why
 
 
 def check_V7(trial: Trial, scenario: Scenario) -> None:
