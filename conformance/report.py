@@ -6,6 +6,7 @@ scripts can rely on its shape.
 
 from __future__ import annotations
 
+import enum
 import json
 import math
 from collections.abc import Mapping
@@ -74,6 +75,16 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_jsonable(item) for item in value]
     return repr(value)
+
+
+class ClauseStatus(str, enum.Enum):
+    """A clause's status in the report (the value is what `ClauseResult.status` holds)."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    ERROR = "error"
+    XFAIL = "xfail"
+    SKIPPED = "skipped"
 
 
 @dataclass(frozen=True, kw_only=True)
