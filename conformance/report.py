@@ -36,6 +36,16 @@ LIBRARIES = ("hypothesis", "hypothesis-jsonschema", "jsonschema")
 same examples only with the same versions of these."""
 
 
+class ClauseStatus(str, enum.Enum):
+    """A clause's status in the report (the value is what `ClauseResult.status` holds)."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    ERROR = "error"
+    XFAIL = "xfail"
+    SKIPPED = "skipped"
+
+
 def count(n: int, noun: str) -> str:
     """``1 clause``, ``2 clauses``: `n` and `noun`, plural unless `n` is 1."""
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
@@ -75,16 +85,6 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_jsonable(item) for item in value]
     return repr(value)
-
-
-class ClauseStatus(str, enum.Enum):
-    """A clause's status in the report (the value is what `ClauseResult.status` holds)."""
-
-    PASS = "pass"
-    FAIL = "fail"
-    ERROR = "error"
-    XFAIL = "xfail"
-    SKIPPED = "skipped"
 
 
 @dataclass(frozen=True, kw_only=True)

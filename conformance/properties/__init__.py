@@ -31,7 +31,7 @@ from conformance.properties.scenarios import (
     repeated,
     single,
 )
-from conformance.properties.shared import nothing_judged
+from conformance.properties.shared import nothing_cancelled, nothing_judged
 
 __all__ = ["PROPERTIES", "Property", "Scenario", "ScenarioSource", "Violation", "black_box_clauses"]
 
@@ -103,9 +103,7 @@ PROPERTIES: Mapping[str, Property] = {
         _row("E3", single([VALID], ["environment_error"]), False, _NONE),
         _row("E4", single([VALID], ["error"]), False, _NONE),
         _row("E5", single([VALID], ["text"]), False, _NONE),
-        _row(
-            "E6", single([VALID], ["suspend", "base_exception"]), True, dispatch.nothing_cancelled
-        ),
+        _row("E6", single([VALID], ["suspend", "base_exception"]), True, nothing_cancelled),
         _row("E7", single(_ALL_ACTIONS, _OUTCOMES), True),
         _row("E8", single(_E8_ACTIONS, _E8_BEHAVIOURS), False),
         _row("E9", single([VALID], ["non_str"]), False, _NONE),

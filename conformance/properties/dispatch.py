@@ -9,8 +9,9 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from conformance._core.data import json_equal as _json_equal
 from conformance._core.text import clip, json_text
-from conformance._runner import Step, Trial
+from conformance._runner import Trial
 from conformance.behaviours import (
     CANCEL_MESSAGE,
     ENVIRONMENT_LIKE_ERROR_KINDS,
@@ -25,14 +26,15 @@ from conformance.behaviours import (
     YieldFirst,
     plain_copy,
 )
-from conformance.oracle import (
-    STR_FAILED,
-    CallVerdict,
-    Observed,
-    expect,
-    mismatch,
+from conformance.oracle import STR_FAILED, CallVerdict, Observed, expect, mismatch
+from conformance.properties.scenarios import (
+    Scenario,
+    Violation,
+    object_tool,
+    sequence,
+    trap,
+    twice,
 )
-from conformance.properties.scenarios import TRAP_TOOLS, Scenario, Violation, trap
 from conformance.properties.scenarios import call as _call
 from conformance.properties.shared import (
     handler_exception_escaped,
@@ -47,7 +49,6 @@ from conformance.properties.shared import (
     stop_if_hung,
     violation,
 )
-from conformance.strategies import ToolDef
 from polyloop import Action, ActionOutcome, ActionStatus, RegistryExecutor, ReplayPolicy
 
 
@@ -160,21 +161,6 @@ def check_E7(trial: Trial, scenario: Scenario) -> None:
             expected=wanted,
             actual=observed.describe(),
         )
-
-
-def _json_equal(a: Any, b: Any) -> bool:
-    """Equality of argument structures by JSON type: ``True`` is not ``1``, but ``3 == 3.0``."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, (Mapping, list, tuple)) or isinstance(b, (Mapping, list, tuple)):
-        return False
-    return (type(a) is type(b) and a == b) or (
-        isinstance(a, (int, float)) and isinstance(b, (int, float)) and a == b
-    )
 
 
 def check_E8(trial: Trial, scenario: Scenario) -> None:
@@ -507,15 +493,6 @@ def _clip(value: Any, limit: int = 300) -> str:
 # Hand-picked scenarios every run tries first, whatever the profile
 
 
-def nothing_cancelled(trial: Trial) -> str | None:
-    """E6 black-box: a pass means something only if some call was caught still running."""
-    if trial.white_box or trial.cancellations:
-        return None
-    return (
-        "no call was still running when the kit cancelled it, so cancellation could not be observed"
-    )
-
-
 _EXACT_TEXTS = (
     "x" * 120_000,
     "a\r\nb\r\n",
@@ -527,40 +504,27 @@ _EXACT_TEXTS = (
 )
 """E5: texts an executor that "tidies" its observation changes."""
 
-_DEFAULTS_TOOL = ToolDef(
-    name="list_items",
+_DEFAULTS_TOOL = object_tool(
+    "list_items",
+    {"limit": {"type": "integer", "default": 10}, "order": {"type": "string", "default": "asc"}},
     description="List items.",
-    parameters={
-        "type": "object",
-        "properties": {
-            "limit": {"type": "integer", "default": 10},
-            "order": {"type": "string", "default": "asc"},
-        },
-    },
 )
-_SAFE_TOOL = ToolDef(
-    name="lookup",
+_SAFE_TOOL = object_tool(
+    "lookup",
+    {"key": {"type": "string"}},
     description="A read-only lookup.",
-    parameters={"type": "object", "properties": {"key": {"type": "string"}}},
     replay_policy=ReplayPolicy.SAFE,
 )
 
 
-def _twice(tool: ToolDef, arguments: Any, behaviour: Any) -> Scenario:
-    step = Step(action=_call(tool.name, arguments), behaviour=behaviour)
-    return Scenario(tools=(tool,), steps=(step, step))
-
-
-def _code_like_calls() -> list[str]:
-    """E1: code that reads like a call of one of the trap tools."""
-    arguments = {"q": "x"}
-    return [
-        json.dumps({"name": "search", "arguments": arguments}),
-        json.dumps({"type": "function", "function": {"name": "search", "arguments": "{}"}}),
-        '<tool_call>{"name": "search", "arguments": {"q": "x"}}</tool_call>',
-        'search(q="x")',
-        'Action: search\nAction Input: {"q": "x"}',
-    ]
+_CODE_LIKE_CALLS = (
+    json.dumps({"name": "search", "arguments": {"q": "x"}}),
+    json.dumps({"type": "function", "function": {"name": "search", "arguments": "{}"}}),
+    '<tool_call>{"name": "search", "arguments": {"q": "x"}}</tool_call>',
+    'search(q="x")',
+    'Action: search\nAction Input: {"q": "x"}',
+)
+"""E1: code that reads like a call of one of the trap tools."""
 
 
 def traps() -> dict[str, list[Scenario]]:
@@ -571,8 +535,9 @@ def traps() -> dict[str, list[Scenario]]:
         RaiseError(kind="KeyError", message="x"),
         ReturnNonStr(kind="None"),
     ]
+    in_flight = (_call("search", {"q": "a"}), YieldFirst(times=2, then=ReturnText(text="same")))
     return {
-        "E1": [trap(Action(code=code)) for code in _code_like_calls()],
+        "E1": [trap(Action(code=code)) for code in _CODE_LIKE_CALLS],
         "E4": [
             trap(_call("search", {"q": "x"}), RaiseError(kind=kind, message="x"))
             for kind in (
@@ -599,32 +564,20 @@ def traps() -> dict[str, list[Scenario]]:
             trap(_call("list_items", {"limit": 3}), among=(_DEFAULTS_TOOL,)),
             trap(_call("count", {"n": 2**64 + 1})),
             trap(_call("count", {"n": -(2**63) - 1, "tag": None})),
-            _twice(_SAFE_TOOL, {"key": "a"}, ReturnText(text="ok")),
-            _twice(_SAFE_TOOL, {"key": "a"}, YieldFirst(times=3, then=ReturnText(text="ok"))),
+            twice(_SAFE_TOOL, {"key": "a"}, ReturnText(text="ok")),
+            twice(_SAFE_TOOL, {"key": "a"}, YieldFirst(times=3, then=ReturnText(text="ok"))),
         ],
         "E9": [
             trap(_call("search", {"q": "x"}), ReturnNonStr(kind=kind))
             for kind in ("None", "dict", "object")
         ],
         "E11": [
-            Scenario(
-                tools=TRAP_TOOLS,
-                steps=(
-                    Step(action=_call("search", {"q": "a"}), behaviour=ReturnText(text="first")),
-                    Step(action=_call("search", {"q": "b"}), behaviour=ReturnText(text="second")),
-                ),
+            sequence(
+                (_call("search", {"q": "a"}), ReturnText(text="first")),
+                (_call("search", {"q": "b"}), ReturnText(text="second")),
             ),
             # The same call twice, both in flight at once (no coalescing, no "duplicate" refusal).
-            Scenario(
-                tools=TRAP_TOOLS,
-                steps=tuple(
-                    Step(
-                        action=_call("search", {"q": "a"}),
-                        behaviour=YieldFirst(times=2, then=ReturnText(text="same")),
-                    )
-                    for _ in range(2)
-                ),
-            ),
+            sequence(in_flight, in_flight),
         ],
         "E10": [
             trap(_call("search", {}), RaiseError(kind=kind, message="down"))

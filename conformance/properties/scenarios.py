@@ -21,7 +21,7 @@ from conformance.behaviours import (
     plain_copy,
 )
 from conformance.strategies import ToolDef
-from polyloop import Action, ToolCall, ToolRegistry
+from polyloop import Action, ReplayPolicy, ToolCall, ToolRegistry
 
 
 class ActionKind(str, enum.Enum):
@@ -281,6 +281,22 @@ TRAP_TOOLS = (
 level, and a closed object with non-standard type names and ``patternProperties``."""
 
 
+def object_tool(
+    name: str,
+    properties: dict[str, Any],
+    *,
+    description: str = "",
+    replay_policy: ReplayPolicy = ReplayPolicy.NEVER,
+    **schema: Any,
+) -> ToolDef:
+    """A trap tool whose ``parameters`` is an object with these ``properties`` (and any other
+    keywords `schema` names, e.g. ``required`` or ``$schema``)."""
+    parameters = {"type": "object", "properties": properties, **schema}
+    return ToolDef(
+        name=name, description=description, parameters=parameters, replay_policy=replay_policy
+    )
+
+
 def trap(
     action: Action, behaviour: Behaviour | None = None, among: tuple[ToolDef, ...] = TRAP_TOOLS
 ) -> Scenario:
@@ -288,6 +304,19 @@ def trap(
     return Scenario(
         tools=among, steps=(Step(action=action, behaviour=behaviour or ReturnText(text="ok")),)
     )
+
+
+def sequence(*steps: tuple[Action, Behaviour], among: tuple[ToolDef, ...] = TRAP_TOOLS) -> Scenario:
+    """A scenario over `among` sending these actions in turn, each with its behaviour."""
+    return Scenario(
+        tools=among, steps=tuple(Step(action=action, behaviour=then) for action, then in steps)
+    )
+
+
+def twice(tool: ToolDef, arguments: Any, behaviour: Behaviour) -> Scenario:
+    """A two-step scenario over `tool` sending the same call twice."""
+    step = (call(tool.name, arguments), behaviour)
+    return sequence(step, step, among=(tool,))
 
 
 def call(name: str, arguments: Any) -> Action:

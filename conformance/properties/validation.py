@@ -10,13 +10,8 @@ from hypothesis import strategies as st
 
 from conformance import strategies as gen
 from conformance._runner import Trial
-from conformance.oracle import (
-    CallVerdict,
-    Expectation,
-    Observed,
-    mentions,
-)
-from conformance.properties.scenarios import Scenario, ScenarioSource, call, trap
+from conformance.oracle import CallVerdict, Expectation, Observed, mentions
+from conformance.properties.scenarios import Scenario, ScenarioSource, call, object_tool, trap
 from conformance.properties.shared import (
     reached_handler,
     rejected_outcome,
@@ -273,8 +268,7 @@ def _read_file_under(uri: str) -> tuple[ToolDef, ...]:
 
 
 def _one_tool(name: str, properties: dict[str, Any], **schema: Any) -> tuple[ToolDef, ...]:
-    parameters = {"type": "object", "properties": properties, **schema}
-    return (ToolDef(name=name, description="", parameters=parameters),)
+    return (object_tool(name, properties, **schema),)
 
 
 _OPEN_EXTRAS: tuple[Any, ...] = ({}, True, {"type": "string"})
