@@ -14,7 +14,6 @@ per-clause loop (`_clause_result`) and `_reproduce_line`.
 from __future__ import annotations
 
 import collections
-import enum
 import platform
 import random
 import sys
@@ -25,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 
 import hypothesis
 import hypothesis.errors
-from hypothesis import example, given
 from hypothesis.database import DirectoryBasedExampleDatabase
 
 from conformance import catalog
@@ -33,14 +31,16 @@ from conformance._core import hypo
 from conformance._core.deadline import DeadlineRunner, LoopThread
 from conformance._core.limits import EXECUTE_DEADLINE
 from conformance._core.text import describe_exception
-from conformance._runner import TargetError, Trial
+from conformance._runner import Trial
+from conformance._search import ClauseOutcome, no_scenario
+from conformance._search import search_clause as _search_clause  # patched by tests
 from conformance.catalog import LEVELS
 from conformance.oracle import UnresolvedReference
-from conformance.report import ClauseResult, Counterexample, Report, counterexample
+from conformance.report import ClauseResult, ClauseStatus, Report
 from polyloop import ToolRegistry, __version__
 
 if TYPE_CHECKING:
-    from conformance.properties import Property, Scenario, ScenarioSource, Violation
+    from conformance.properties import Property, ScenarioSource
 
 # `conformance.properties` (and with it the strategies and hypothesis-jsonschema) is imported
 # when certify runs, not when this module is: the pytest plugin imports the package at pytest
@@ -89,16 +89,6 @@ CERTIFIED_CLAUSES: tuple[str, ...] = tuple(
 have their own checks."""
 
 
-class ClauseStatus(str, enum.Enum):
-    """A clause's status in the report (the value is what `ClauseResult.status` holds)."""
-
-    PASS = "pass"
-    FAIL = "fail"
-    ERROR = "error"
-    XFAIL = "xfail"
-    SKIPPED = "skipped"
-
-
 def _clause_list(ids: Iterable[str], what: str) -> list[str]:
     if isinstance(ids, str):
         ids = [part for part in ids.replace(",", " ").split() if part]
@@ -135,225 +125,6 @@ def _target_name(target: object) -> str:
         return f"{getattr(target, '__module__', '?')}:{getattr(target, '__qualname__', '?')}"
     kind = type(target)
     return f"{kind.__module__}:{kind.__qualname__} instance"
-
-
-@dataclass(frozen=True, kw_only=True)
-class _ClauseOutcome:
-    """What one clause's Hypothesis run concluded."""
-
-    verdict: ClauseStatus
-    examples: int
-    message: str | None = None
-    counterexample: Counterexample | None = None
-
-
-@dataclass(kw_only=True)
-class _Search:
-    """What one clause's Hypothesis run saw (mutable: one per run)."""
-
-    examples: int = 0
-    failure: tuple[Scenario, Violation] | None = None
-    stop: BaseException | None = None
-
-    def failed(self, message: str, fallback: str | None = None) -> _ClauseOutcome:
-        if self.failure is None:
-            if fallback is not None:
-                return _ClauseOutcome(
-                    verdict=ClauseStatus.ERROR, examples=self.examples, message=fallback
-                )
-            return _ClauseOutcome(
-                verdict=ClauseStatus.FAIL, examples=self.examples, message=message
-            )
-        scenario, recorded = self.failure
-        return _ClauseOutcome(
-            verdict=ClauseStatus.FAIL,
-            examples=self.examples,
-            message=recorded.message + message,
-            counterexample=counterexample(scenario, recorded),
-        )
-
-
-def _hypothesis_test(
-    prop: Property, source: ScenarioSource, trial: Trial, search: _Search
-) -> Callable[..., None]:
-    from conformance.properties import Violation
-
-    def test(scenario: Scenario) -> None:
-        if search.stop is not None:
-            # The executor hangs or its factory fails: stop exploring. After a hang only the
-            # example that hung fails again; failing every later one too would fail examples
-            # Hypothesis already saw pass, which it reports as flaky (issue 9, defect 3).
-            if (
-                isinstance(search.stop, Violation)
-                and search.failure is not None
-                and scenario != search.failure[0]
-            ):
-                return
-            raise search.stop
-        if search.failure is None:
-            search.examples += 1
-        try:
-            prop.check(trial, scenario)
-        except Violation as violation:
-            search.failure = (scenario, violation)
-            if violation.stop:
-                search.stop = violation
-            raise
-        except TargetError as exc:
-            search.stop = exc
-            raise
-
-    return test
-
-
-PLAIN_SCHEMA: Mapping[str, Any] = {"type": "object"}
-"""The simplest ``parameters``: any object of arguments is valid."""
-
-
-def _plainer_failure(prop: Property, trial: Trial, search: _Search) -> None:
-    """Make the counterexample of a dispatch clause point at the bug, not at a schema.
-
-    Hypothesis shrinks towards the start of the schema pool, where the trap schemas are, so a
-    dispatch failure often shows a draft-07 ``$ref`` schema that has nothing to do with it. If
-    the same actions break the clause with every tool's ``parameters`` replaced by
-    `PLAIN_SCHEMA`, that scenario becomes the counterexample."""
-    import dataclasses
-
-    from conformance.properties import Violation
-
-    if search.failure is None:
-        return
-    scenario, found = search.failure
-    if found.stop or all(tool.parameters == PLAIN_SCHEMA for tool in scenario.tools):
-        return  # a hang is not re-run (it would wait out the deadline again)
-    plain = dataclasses.replace(
-        scenario,
-        tools=tuple(dataclasses.replace(tool, parameters=PLAIN_SCHEMA) for tool in scenario.tools),
-    )
-    try:
-        prop.check(trial, plain)
-    except Violation as violation:
-        search.failure = (plain, violation)
-    except Exception:  # the plainer scenario shows nothing more: keep the one Hypothesis found
-        return
-
-
-def _search_clause(
-    prop: Property,
-    source: ScenarioSource,
-    trial: Trial,
-    settings: hypothesis.settings,
-    seed: int,
-    label: str,
-) -> _ClauseOutcome:
-    """Run one clause's property under Hypothesis and say what it concluded."""
-    from conformance.properties import Violation
-
-    search = _Search()
-    test = _hypothesis_test(prop, source, trial, search)
-    # Distinct database keys per clause and target, since every clause runs this same function.
-    hypo.add_digest(test, f"{prop.clause}:{label}".encode())
-    wrapped: Any = test
-    if source.white_box:
-        for scenario in reversed(prop.examples()):
-            wrapped = example(scenario)(wrapped)
-    wrapped = given(prop.scenarios(source))(wrapped)
-    # seed() switches the example database off; settings applied after it switch it back on
-    # when one was asked for.
-    wrapped = settings(hypothesis.seed(seed)(wrapped))
-    try:
-        wrapped()
-    except TargetError as exc:
-        return _ClauseOutcome(
-            verdict=ClauseStatus.ERROR, examples=search.examples, message=str(exc)
-        )
-    except Violation as violation:
-        if source.white_box and prop.clause.startswith("E"):
-            _plainer_failure(prop, trial, search)
-        return search.failed("" if search.failure else violation.message)
-    except hypothesis.errors.Flaky:
-        if isinstance(search.stop, Violation):
-            return search.failed("")  # the deadline stop, not a flaky executor
-        return search.failed(
-            " (flaky: replaying this example did not fail the same way; the executor keeps "
-            "state between calls or executors, or is nondeterministic)",
-            fallback="Hypothesis reported a flaky test",
-        )
-    except hypothesis.errors.Unsatisfiable as exc:
-        if source.white_box:
-            message = f"the kit could not generate scenarios: {exc}"
-            return _ClauseOutcome(
-                verdict=ClauseStatus.ERROR, examples=search.examples, message=message
-            )
-        message = "no scenario could be generated from the registry's schemas"
-        return _ClauseOutcome(
-            verdict=ClauseStatus.SKIPPED, examples=search.examples, message=message
-        )
-    except hypothesis.errors.FailedHealthCheck as exc:
-        message = f"Hypothesis health check failed: {exc}"
-        return _ClauseOutcome(verdict=ClauseStatus.ERROR, examples=search.examples, message=message)
-    reason = prop.inconclusive(trial)
-    if reason is not None:
-        return _ClauseOutcome(
-            verdict=ClauseStatus.SKIPPED, examples=search.examples, message=reason
-        )
-    return _ClauseOutcome(verdict=ClauseStatus.PASS, examples=search.examples)
-
-
-_PROBE_ATTEMPTS = 40
-"""How many scenario draws `_no_scenario` tries before deciding a registry offers none."""
-
-
-class _ProbeDone(Exception):
-    def __init__(self, found: bool) -> None:
-        super().__init__("found" if found else "gave up")
-        self.found = found
-
-
-def _no_scenario(prop: Property, source: ScenarioSource, seed: int) -> str | None:
-    """Why `prop` can have no scenario on this black-box registry, or None.
-
-    Hypothesis only gives up on a strategy that rejects every draw after hundreds of draws
-    (seconds for V7 and E14 on a registry whose schemas allow no call beyond the subset), so
-    this counts draws itself and stops after `_PROBE_ATTEMPTS`: a scenario that appears less
-    often than that on a registry is skipped rather than checked."""
-    inner = prop.scenarios(source)
-    misses = [0]
-
-    @hypothesis.strategies.composite
-    def attempt(draw: hypothesis.strategies.DrawFn) -> Scenario | None:
-        # A rejected draw becomes None here, so the test below sees (and counts) it.
-        try:
-            return draw(inner)
-        except hypothesis.errors.UnsatisfiedAssumption:
-            return None
-
-    def found(scenario: Scenario | None) -> None:
-        if scenario is not None:
-            raise _ProbeDone(found=True)
-        misses[0] += 1
-        if misses[0] >= _PROBE_ATTEMPTS:
-            raise _ProbeDone(found=False)
-
-    probe = hypothesis.settings(
-        max_examples=_PROBE_ATTEMPTS,
-        phases=[hypothesis.Phase.generate],
-        database=None,
-        deadline=None,
-        suppress_health_check=list(hypothesis.HealthCheck),
-        report_multiple_bugs=False,
-    )(hypothesis.seed(seed)(given(attempt())(found)))
-    try:
-        probe()
-    except _ProbeDone as done:
-        return None if done.found else "no scenario could be generated from the registry's schemas"
-    except hypothesis.errors.Unsatisfiable:
-        return "no scenario could be generated from the registry's schemas"
-    except Exception:
-        # Generation itself failed (e.g. a schema the kit refuses to resolve): not "no
-        # scenario" — the clause's own run meets the same error and reports it as `error`.
-        return None
-    return None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -446,14 +217,13 @@ def _reproduce_line(run: _Run, clause_id: str) -> str:
     return line
 
 
-def _outcome(run: _Run, prop: Property) -> _ClauseOutcome:
+def _outcome(run: _Run, prop: Property) -> ClauseOutcome:
     if run.mode == "black-box" and not prop.black_box:
         message = "needs the kit's scripted handlers: certify a factory (white-box) to check it"
-        return _ClauseOutcome(verdict=ClauseStatus.SKIPPED, examples=0, message=message)
-    black_box_aim = prop.aim if run.mode == "black-box" else None
-    inapplicable = None if black_box_aim is None else run.source.inapplicable(black_box_aim)
+        return ClauseOutcome(verdict=ClauseStatus.SKIPPED, examples=0, message=message)
+    inapplicable = prop.inapplicable(run.source)
     if inapplicable is not None:
-        return _ClauseOutcome(verdict=ClauseStatus.SKIPPED, examples=0, message=inapplicable)
+        return ClauseOutcome(verdict=ClauseStatus.SKIPPED, examples=0, message=inapplicable)
     stuck_since = run.trial.stuck_since
     if run.mode == "black-box" and stuck_since is not None:
         message = (
@@ -461,19 +231,19 @@ def _outcome(run: _Run, prop: Property) -> _ClauseOutcome:
             "event loop back, and a black-box executor cannot be rebuilt); certify again with "
             f"--only {prop.clause} to check this clause on a fresh executor"
         )
-        return _ClauseOutcome(verdict=ClauseStatus.ERROR, examples=0, message=message)
+        return ClauseOutcome(verdict=ClauseStatus.ERROR, examples=0, message=message)
     if run.mode == "black-box":
-        missing = _no_scenario(prop, run.source, run.seed)
+        missing = no_scenario(prop, run.source, run.seed)
         if missing is not None:
-            return _ClauseOutcome(verdict=ClauseStatus.SKIPPED, examples=0, message=missing)
+            return ClauseOutcome(verdict=ClauseStatus.SKIPPED, examples=0, message=missing)
     run.trial.cancellations = run.trial.judged = 0
     try:
         return _search_clause(prop, run.source, run.trial, run.settings, run.seed, run.name)
     except UnresolvedReference as exc:  # a schema the kit refuses to resolve: not a kit bug
-        return _ClauseOutcome(verdict=ClauseStatus.ERROR, examples=0, message=str(exc))
+        return ClauseOutcome(verdict=ClauseStatus.ERROR, examples=0, message=str(exc))
     except Exception as exc:  # a defect in the kit itself: report, don't crash
         message = f"the kit failed while checking this clause: {describe_exception(exc)}"
-        return _ClauseOutcome(verdict=ClauseStatus.ERROR, examples=0, message=message)
+        return ClauseOutcome(verdict=ClauseStatus.ERROR, examples=0, message=message)
 
 
 def _clause_result(run: _Run, clause_id: str) -> ClauseResult:
@@ -625,6 +395,44 @@ def _make_run(
     )
 
 
+def _clause_loop(
+    run: _Run,
+    target: Any,
+    selected: tuple[str, ...],
+    fail_fast: bool,
+    started: Callable[[str, int, int], None] | None,
+    finished: Callable[[ClauseResult], None] | None,
+    progress: Callable[[str], None] | None,
+) -> list[ClauseResult]:
+    """Each selected clause's result in turn, noting state the target changed outside the
+    executor between clauses (`_needs_earlier`) and, with `fail_fast`, skipping the rest after
+    a failure."""
+    results: list[ClauseResult] = []
+    initial = _state_outside(target, run.mode == "white-box")
+    for index, clause_id in enumerate(selected, start=1):
+        stopped = next((r.id for r in results if r.status in ("fail", "error")), None)
+        if started is not None:
+            started(clause_id, index, len(selected))
+        now = _state_outside(target, run.mode == "white-box")
+        changed = sorted(k for k in {*initial, *now} if initial.get(k) != now.get(k))
+        result = (
+            _not_run(clause_id, stopped)
+            if fail_fast and stopped
+            else _needs_earlier(
+                _clause_result(run, clause_id), changed, [*(r.id for r in results), clause_id]
+            )
+        )
+        results.append(result)
+        if finished is not None:
+            finished(result)
+        if progress is not None:
+            progress(
+                f"[{index:>2}/{len(selected)}] {clause_id:<4} ... {result.status} "
+                f"({result.examples} examples, {result.seconds:.1f}s)"
+            )
+    return results
+
+
 def certify(
     target: Any,
     *,
@@ -730,30 +538,8 @@ def _certify(
         runner=runner,
         replay=replay,
     )
-    results: list[ClauseResult] = []
-    initial = _state_outside(target, run.mode == "white-box")
     try:
-        for index, clause_id in enumerate(selected, start=1):
-            stopped = next((r.id for r in results if r.status in ("fail", "error")), None)
-            if started is not None:
-                started(clause_id, index, len(selected))
-            now = _state_outside(target, run.mode == "white-box")
-            changed = sorted(k for k in {*initial, *now} if initial.get(k) != now.get(k))
-            result = (
-                _not_run(clause_id, stopped)
-                if fail_fast and stopped
-                else _needs_earlier(
-                    _clause_result(run, clause_id), changed, [*(r.id for r in results), clause_id]
-                )
-            )
-            results.append(result)
-            if finished is not None:
-                finished(result)
-            if progress is not None:
-                progress(
-                    f"[{index:>2}/{len(selected)}] {clause_id:<4} ... {result.status} "
-                    f"({result.examples} examples, {result.seconds:.1f}s)"
-                )
+        results = _clause_loop(run, target, selected, fail_fast, started, finished, progress)
     finally:
         runner.close()
     problem = _set_up_problem(results)

@@ -6,6 +6,7 @@ scripts can rely on its shape.
 
 from __future__ import annotations
 
+import enum
 import json
 import math
 from collections.abc import Mapping
@@ -33,6 +34,16 @@ __all__ = [
 LIBRARIES = ("hypothesis", "hypothesis-jsonschema", "jsonschema")
 """The distributions a result depends on besides the kit and Python: the same seed gives the
 same examples only with the same versions of these."""
+
+
+class ClauseStatus(str, enum.Enum):
+    """A clause's status in the report (the value is what `ClauseResult.status` holds)."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    ERROR = "error"
+    XFAIL = "xfail"
+    SKIPPED = "skipped"
 
 
 def count(n: int, noun: str) -> str:

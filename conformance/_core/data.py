@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from typing import Any
 
-__all__ = ["arguments_key", "ints_to_floats", "thaw"]
+__all__ = ["arguments_key", "ints_to_floats", "json_equal", "thaw"]
 
 
 def thaw(value: Any) -> Any:
@@ -45,3 +45,18 @@ def arguments_key(value: Any) -> Hashable:
     if isinstance(value, Hashable):
         return ("value", value)
     return ("unhashable", id(value))
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality of argument structures by JSON type: ``True`` is not ``1``, but ``3 == 3.0``."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, (Mapping, list, tuple)) or isinstance(b, (Mapping, list, tuple)):
+        return False
+    return (type(a) is type(b) and a == b) or (
+        isinstance(a, (int, float)) and isinstance(b, (int, float)) and a == b
+    )

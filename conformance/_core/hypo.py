@@ -149,27 +149,14 @@ def _without_local_constants() -> None:
         return
     if getattr(original, "_polyloop_kit_hook", False):
         return
-    # Memos of pure functions of (the loaded kit modules, the choice's constraints).
-    kit_pools: dict[tuple[str, ...], Any] = {}
+    # Memos of pure functions of (the kit's source files, the choice's constraints).
+    kit_pool: list[tuple[tuple[str, ...], Any]] = []
     allowed: dict[Any, tuple[tuple[Any, ...], ...]] = {}
 
     def kit_constants() -> tuple[tuple[str, ...], Any]:
-        # Every source file of the kit's packages, read from disk, not whichever of their
-        # modules this process happens to have imported: the pool is a function of the kit
-        # version alone (a whole test suite and a lone `certify` draw the same constants).
-        if not kit_pools:
-            found = copy.deepcopy(providers._local_constants)
-            for attr in ("integers", "floats", "bytes", "strings"):
-                getattr(found, attr).clear()
-            files = _kit_source_files()
-            for path in files:
-                try:
-                    found |= _constants_from_file(path)
-                except Exception:  # pragma: no cover - unreadable or unparsable source
-                    continue
-            kit_pools[tuple(str(path) for path in files)] = found
-        ((names, constants),) = kit_pools.items()
-        return names, constants
+        if not kit_pool:
+            kit_pool.append(_kit_constants(providers))
+        return kit_pool[0]
 
     def maybe_draw_constant(
         self: Any, choice_type: Any, constraints: Any, *, p: float = 0.05
@@ -181,22 +168,13 @@ def _without_local_constants() -> None:
         names, local = kit_constants()
         key = (names, choice_type, choice_constraints_key(choice_type, constraints))
         if key not in allowed:
-            allowed[key] = tuple(
-                choices
-                for choices in (
-                    tuple(
-                        c
-                        for c in pool.set_for_type(choice_type)
-                        if choice_permitted(c, constraints)
-                    ),
-                    tuple(
-                        c
-                        for c in local.set_for_type(choice_type)
-                        if choice_permitted(c, constraints)
-                    ),
+            permitted = (
+                tuple(
+                    c for c in source.set_for_type(choice_type) if choice_permitted(c, constraints)
                 )
-                if choices
+                for source in (pool, local)
             )
+            allowed[key] = tuple(choices for choices in permitted if choices)
         lists = allowed[key]
         if not lists:
             return None
@@ -204,6 +182,22 @@ def _without_local_constants() -> None:
 
     maybe_draw_constant._polyloop_kit_hook = True  # type: ignore[attr-defined]
     provider._maybe_draw_constant = maybe_draw_constant
+
+
+def _kit_constants(providers: Any) -> tuple[tuple[str, ...], Any]:
+    """The constants of every source file of the kit's packages, read from disk, not whichever
+    of their modules this process happens to have imported: the pool is a function of the kit
+    version alone (a whole test suite and a lone `certify` draw the same constants)."""
+    found = copy.deepcopy(providers._local_constants)
+    for attr in ("integers", "floats", "bytes", "strings"):
+        getattr(found, attr).clear()
+    files = _kit_source_files()
+    for path in files:
+        try:
+            found |= _constants_from_file(path)
+        except Exception:  # pragma: no cover - unreadable or unparsable source
+            continue
+    return tuple(str(path) for path in files), found
 
 
 _KIT_PACKAGES = ("conformance", "polyloop")

@@ -113,6 +113,96 @@ def _synthetic(
     )
 
 
+@dataclass(kw_only=True)
+class _Session:
+    """How one child's stream of events ended."""
+
+    done: bool = False
+    """The child reported the whole request finished."""
+    usage: str | None = None
+    """The child reported a usage error (the target cannot be loaded as named)."""
+    fatal: str | None = None
+    ended: Ended | None = None
+
+    @property
+    def why(self) -> str:
+        """Why the child stopped before it was done."""
+        return self.fatal or (self.ended.reason if self.ended else "the child process ended")
+
+
+Handlers = Mapping[str, Callable[[Mapping[str, Any]], None]]
+
+
+def _serve(child: Child, watch: Watch, on: Handlers, output: Callable[[str], None]) -> _Session:
+    """Feed one child's events to the handler `on` names for their kind, and its output to
+    `output`, until it is done, reports a usage error, dies or goes silent. The child is killed
+    at the end, also on Ctrl-C: nothing the target started outlives the run."""
+    session = _Session()
+    try:
+        for item in child.events(watch):
+            if isinstance(item, Output):
+                output(item.text)
+            elif isinstance(item, Ended):
+                session.ended = item
+            elif item.kind == "usage":
+                session.usage = str(item.data["message"])
+                break
+            elif item.kind == "fatal":
+                session.fatal = str(item.data["message"])
+            elif item.kind == "done":
+                session.done = True
+                break
+            elif item.kind in on:
+                on[item.kind](item.data)
+    finally:
+        child.kill()
+    return session
+
+
+@dataclass(kw_only=True)
+class _ClauseStream:
+    """The parent's view of the clauses a child reports: which one runs, since when."""
+
+    run: Supervised
+    selected: tuple[str, ...]
+    remaining: list[str]
+    ready: Callable[[str, str], None]
+    started: Callable[[str, int, int], None]
+    finished: Callable[[ClauseResult, int, int], None]
+    captured: _Captured = field(default_factory=_Captured)
+    current: str | None = None
+    is_ready: bool = False
+    announced: bool = False
+    clock: float = 0.0
+
+    def position(self, clause_id: str) -> int:
+        return self.selected.index(clause_id) + 1
+
+    def record(self, result: ClauseResult) -> None:
+        output = self.captured.take(result.id)
+        self.run.results.append(replace(result, output=output) if output else result)
+        self.remaining.remove(result.id)
+        self.finished(self.run.results[-1], self.position(result.id), len(self.selected))
+
+    def on_ready(self, data: Mapping[str, Any]) -> None:
+        self.is_ready = True
+        self.run.name, self.run.mode = str(data["name"]), str(data["mode"])
+        if not self.announced:
+            self.ready(self.run.name, self.run.mode)
+            self.announced = True
+
+    def on_start(self, data: Mapping[str, Any]) -> None:
+        self.current, self.clock = str(data["clause"]), time.monotonic()
+        self.started(self.current, self.position(self.current), len(self.selected))
+
+    def on_result(self, data: Mapping[str, Any]) -> None:
+        self.record(clause_from_json(data["result"]))
+        self.current = None
+
+    def output(self, text: str) -> None:
+        self.captured.add(self.current or "", text)
+
+
 def certify_in_child(
     request: dict[str, Any],
     selected: tuple[str, ...],
@@ -125,80 +215,58 @@ def certify_in_child(
 ) -> Supervised:
     """Run `request` (the child's ``certify`` request, without ``only``) clause by clause."""
     run = Supervised(name=name, mode="black-box" if request["registry"] else "white-box")
-    captured = _Captured()
-    position = {clause: index for index, clause in enumerate(selected, start=1)}
-    remaining = list(selected)
+    stream = _ClauseStream(
+        run=run,
+        selected=selected,
+        remaining=list(selected),
+        ready=ready,
+        started=started,
+        finished=finished,
+    )
+    on = {"ready": stream.on_ready, "start": stream.on_start, "result": stream.on_result}
     until = None if timeout is None else time.monotonic() + timeout
     silence = 2 * (float(request["deadline"]) + GRACE) + 10.0
-
-    def record(result: ClauseResult) -> None:
-        output = captured.take(result.id)
-        run.results.append(replace(result, output=output) if output else result)
-        remaining.remove(result.id)
-        finished(run.results[-1], position[result.id], len(selected))
-
-    announced = False
-    while remaining:
-        child = Child({**request, "only": list(remaining), "path": list(sys.path)})
-        current: str | None = None
-        is_ready = done = False
-        fatal: str | None = None
-        ended: Ended | None = None
-        clock = time.monotonic()
-        try:
-            for item in child.events(Watch(silence=silence, deadline=until, timeout=timeout)):
-                if isinstance(item, Output):
-                    captured.add(current or "", item.text)
-                elif isinstance(item, Ended):
-                    ended = item
-                elif item.kind == "usage":
-                    run.problem, run.mode = str(item.data["message"]), "usage"
-                    return run
-                elif item.kind == "ready":
-                    is_ready = True
-                    run.name, run.mode = str(item.data["name"]), str(item.data["mode"])
-                    if not announced:
-                        ready(run.name, run.mode)
-                        announced = True
-                elif item.kind == "start":
-                    current, clock = str(item.data["clause"]), time.monotonic()
-                    started(current, position[current], len(selected))
-                elif item.kind == "result":
-                    record(clause_from_json(item.data["result"]))
-                    current = None
-                elif item.kind == "fatal":
-                    fatal = str(item.data["message"])
-                elif item.kind == "done":
-                    done = True
-                    break
-        finally:
-            child.kill()  # also on Ctrl-C: nothing the target started outlives the run
+    while stream.remaining:
+        child = Child({**request, "only": list(stream.remaining), "path": list(sys.path)})
+        stream.current, stream.is_ready, stream.clock = None, False, time.monotonic()
+        watch = Watch(silence=silence, deadline=until, timeout=timeout)
+        session = _serve(child, watch, on, stream.output)
+        if session.usage is not None:
+            run.problem, run.mode = session.usage, "usage"
+            return run
         for item in child.pending_output():
-            captured.add(current or "", item.text)
-        if done:
+            stream.output(item.text)
+        if session.done:
             break
-        why = fatal or (ended.reason if ended else "the child process ended")
-        if child.tail and not fatal:
+        why = session.why
+        if child.tail and not session.fatal:
             why += "; its last output: " + " | ".join(child.tail[-3:])
-        if not is_ready:
+        if not stream.is_ready:
             run.problem = f"{why}, while importing and setting up {name}"
             return run
-        victim = current or remaining[0]
-        where = "while checking" if current else "before it started checking"
-        message = f"{why}, {where} {victim}"
-        record(_synthetic(request, run.name, victim, "error", message, time.monotonic() - clock))
-        if ended is not None and ended.timed_out:
-            run.problem = f"{ended.reason} (stopped in {victim})"
-            for clause_id in list(remaining):
-                record(
-                    _synthetic(request, run.name, clause_id, "skipped", "not run: --timeout", 0.0)
-                )
+        if not _after_death(request, stream, why, session.ended):
             break
-        if request["fail_fast"]:
-            for clause_id in list(remaining):
-                note = f"not run: --fail-fast stopped at {victim}"
-                record(_synthetic(request, run.name, clause_id, "skipped", note, 0.0))
     return run
+
+
+def _after_death(
+    request: Mapping[str, Any], stream: _ClauseStream, why: str, ended: Ended | None
+) -> bool:
+    """Report the clause a dead child was on as ``error``; whether a fresh child goes on (not
+    after ``--timeout``, whose clauses left are skipped, nor with nothing left to run)."""
+    run = stream.run
+    victim = stream.current or stream.remaining[0]
+    where = "while checking" if stream.current else "before it started checking"
+    message, seconds = f"{why}, {where} {victim}", time.monotonic() - stream.clock
+    stream.record(_synthetic(request, run.name, victim, "error", message, seconds))
+    timed_out = ended is not None and ended.timed_out
+    if ended is not None and timed_out:
+        run.problem = f"{ended.reason} (stopped in {victim})"
+    if timed_out or request["fail_fast"]:
+        note = "not run: --timeout" if timed_out else f"not run: --fail-fast stopped at {victim}"
+        for clause_id in list(stream.remaining):
+            stream.record(_synthetic(request, run.name, clause_id, "skipped", note, 0.0))
+    return not timed_out
 
 
 # --- check-tools ---------------------------------------------------------------------------------
@@ -250,52 +318,47 @@ def check_tools_in_child(
     until = None if timeout is None else time.monotonic() + timeout
     silence = 2 * (float(request["deadline"]) + GRACE) + 10.0
     labels: list[str] = []
+    current: int | None = None
+    watch = Watch(silence=silence, deadline=until, timeout=timeout, budget=tool_limit)
+
+    def on_ready(data: Mapping[str, Any]) -> None:
+        labels[:] = [str(label) for label in data["labels"]]
+        run.name, run.examples = str(data["name"]), int(data["examples"])
+        run.deadline = float(data["deadline"])
+
+    def on_start(data: Mapping[str, Any]) -> None:
+        nonlocal current
+        current = index = int(data["index"])
+        watch.budget_until = time.monotonic() + tool_limit
+        if progress is not None:
+            progress(f"[{index + 1}/{len(labels)}] {labels[index]}")
+
+    def on_result(data: Mapping[str, Any]) -> None:
+        nonlocal current
+        run.reports.append(tool_report_from_json(data["report"]))
+        current, watch.budget_until = None, None
+
+    on = {"ready": on_ready, "start": on_start, "result": on_result}
     first = 0
     while True:
         child = Child({**request, "first": first, "path": list(sys.path)})
         watch = Watch(silence=silence, deadline=until, timeout=timeout, budget=tool_limit)
-        current: int | None = None
-        done = False
-        ended: Ended | None = None
-        fatal: str | None = None
-        try:
-            for item in child.events(watch):
-                if isinstance(item, Ended):
-                    ended = item
-                elif isinstance(item, Output):
-                    continue  # a tool's handler printing: not the report's business here
-                elif item.kind == "usage":
-                    run.problem, run.usage = str(item.data["message"]), True
-                    return run
-                elif item.kind == "ready":
-                    labels = [str(label) for label in item.data["labels"]]
-                    run.name = str(item.data["name"])
-                    run.examples = int(item.data["examples"])
-                    run.deadline = float(item.data["deadline"])
-                elif item.kind == "start":
-                    current = int(item.data["index"])
-                    watch.budget_until = time.monotonic() + tool_limit
-                    if progress is not None:
-                        progress(f"[{current + 1}/{len(labels)}] {labels[current]}")
-                elif item.kind == "result":
-                    run.reports.append(tool_report_from_json(item.data["report"]))
-                    current, watch.budget_until = None, None
-                elif item.kind == "fatal":
-                    fatal = str(item.data["message"])
-                elif item.kind == "done":
-                    done = True
-                    break
-        finally:
-            child.kill()
-        if done:
+        current = None
+        # A tool's handler printing is not the report's business here.
+        session = _serve(child, watch, on, output=lambda _text: None)
+        if session.usage is not None:
+            run.problem, run.usage = session.usage, True
             return run
-        why = fatal or (ended.reason if ended else "the child process ended")
+        if session.done:
+            return run
+        why = session.why
         if not labels:
             run.problem = f"{why}, while loading the tools"
             return run
         index = current if current is not None else len(run.reports)
         run.reports.append(_gave_up(labels[index], why, only, tool_limit))
         run.gave_up.append(labels[index])
+        ended = session.ended
         if ended is not None and ended.timed_out:
             run.problem = f"{ended.reason} (stopped at tool {labels[index]!r})"
             return run

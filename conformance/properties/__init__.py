@@ -14,9 +14,12 @@ and strategies, `shared` the pieces several checks use.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 
+from hypothesis import strategies as st
+
+from conformance._runner import Trial
 from conformance.properties import dispatch, validation
 from conformance.properties.scenarios import (
     ActionKind,
@@ -28,7 +31,7 @@ from conformance.properties.scenarios import (
     repeated,
     single,
 )
-from conformance.properties.shared import nothing_judged
+from conformance.properties.shared import nothing_cancelled, nothing_judged
 
 __all__ = ["PROPERTIES", "Property", "Scenario", "ScenarioSource", "Violation", "black_box_clauses"]
 
@@ -38,193 +41,78 @@ def _traps() -> dict[str, list[Scenario]]:
     return {**validation.traps(), **dispatch.traps()}
 
 
-def _examples(clause: str) -> Callable[[], Sequence[Scenario]]:
-    return lambda: _traps().get(clause, [])
+Scenarios = Callable[[ScenarioSource], st.SearchStrategy[Scenario]]
+Judged = Callable[[Trial], str | None]
+
+
+def _row(
+    clause: str,
+    scenarios: Scenarios,
+    black_box: bool,
+    inconclusive: Judged | None = None,
+    inapplicable: Callable[[ScenarioSource], str | None] | None = None,
+) -> Property:
+    """The property of `clause`: its check is ``check_<clause>`` of its clauses' module, its
+    hand-picked scenarios that module's ``traps()[clause]``."""
+    module = validation if clause.startswith("V") else dispatch
+    return Property(
+        clause=clause,
+        scenarios=scenarios,
+        check=getattr(module, f"check_{clause}"),
+        black_box=black_box,
+        examples=lambda: _traps().get(clause, []),
+        inconclusive=inconclusive or (lambda _trial: None),
+        inapplicable=inapplicable or (lambda _source: None),
+    )
+
+
+def _aimed(clause: str) -> Property:
+    """The property of one of V2-V6: invalid calls aimed at it, over tools that give the aim
+    a target (V2's unknown name needs none; its tool sets may list more than it names)."""
+    if clause == "V2":
+        return _row(clause, single([INVALID], aims=[clause], tools=ScenarioSource.padded), True)
+    scenarios = single([INVALID], aims=[clause], tools=validation.aimed_tools(clause))
+    return _row(clause, scenarios, True, inapplicable=validation.nothing_to_aim_at(clause))
 
 
 VALID, INVALID, BEYOND, CODE = ActionKind
 _ALL_ACTIONS = (VALID, VALID, INVALID, BEYOND, CODE)
 # E8's commonest bug is a handler run for a rejected call, so rejected calls are drawn as often
 # as accepted ones (with one draw in five, a derandomized run on some Pythons never drew one).
+# Every behaviour that reaches a handler: an executor that retries a raising handler runs it
+# twice.
 _E8_ACTIONS = (VALID, VALID, INVALID, INVALID, BEYOND, CODE)
 _E8_BEHAVIOURS = ("text", "environment_error", "error", "error_like", "unprintable", "non_str")
+_OUTCOMES = ("text", "environment_error", "error")
+_NONE = nothing_judged  # a pass in which no handler's result was judged proves nothing
 
+# One row per clause, in contract order: clause, scenarios, black-box, and the hooks.
 PROPERTIES: Mapping[str, Property] = {
-    p.clause: p
-    for p in (
-        Property(
-            clause="V1",
-            scenarios=single([VALID], ["text", "yield"]),
-            check=validation.check_V1,
-            black_box=True,
-            examples=_examples("V1"),
-        ),
-        Property(
-            clause="V2",
-            scenarios=single([INVALID], aims=["V2"], padded=True),
-            check=validation.check_V2,
-            black_box=True,
-            aim="V2",
-            examples=_examples("V2"),
-        ),
-        Property(
-            clause="V3",
-            scenarios=single([INVALID], aims=["V3"]),
-            check=validation.check_V3,
-            black_box=True,
-            aim="V3",
-            examples=_examples("V3"),
-        ),
-        Property(
-            clause="V4",
-            scenarios=single([INVALID], aims=["V4"], tools_aim="V4"),
-            check=validation.check_V4,
-            black_box=True,
-            aim="V4",
-        ),
-        Property(
-            clause="V5",
-            scenarios=single([INVALID], aims=["V5"], tools_aim="V5"),
-            check=validation.check_V5,
-            black_box=True,
-            aim="V5",
-        ),
-        Property(
-            clause="V6",
-            scenarios=single([INVALID], aims=["V6"], tools_aim="V6"),
-            check=validation.check_V6,
-            black_box=True,
-            aim="V6",
-            examples=_examples("V6"),
-        ),
-        Property(
-            clause="V7",
-            scenarios=single([BEYOND], ["text", "error"]),
-            check=validation.check_V7,
-            black_box=True,
-        ),
-        Property(
-            clause="V8",
-            scenarios=single([INVALID, INVALID, BEYOND], padded=True),
-            check=validation.check_V8,
-            black_box=True,
-            examples=_examples("V8"),
-        ),
-        Property(
-            clause="E1",
-            scenarios=single([CODE]),
-            check=dispatch.check_E1,
-            black_box=True,
-            examples=_examples("E1"),
-        ),
-        Property(
-            clause="E2",
-            scenarios=single([INVALID]),
-            check=dispatch.check_E2,
-            black_box=True,
-            examples=_examples("E2"),
-        ),
-        Property(
-            clause="E3",
-            scenarios=single([VALID], ["environment_error"]),
-            check=dispatch.check_E3,
-            black_box=False,
-            inconclusive=nothing_judged,
-        ),
-        Property(
-            clause="E4",
-            scenarios=single([VALID], ["error"]),
-            check=dispatch.check_E4,
-            black_box=False,
-            examples=_examples("E4"),
-            inconclusive=nothing_judged,
-        ),
-        Property(
-            clause="E5",
-            scenarios=single([VALID], ["text"]),
-            check=dispatch.check_E5,
-            black_box=False,
-            examples=_examples("E5"),
-            inconclusive=nothing_judged,
-        ),
-        Property(
-            clause="E6",
-            scenarios=single([VALID], ["suspend", "base_exception"]),
-            check=dispatch.check_E6,
-            black_box=True,
-            examples=_examples("E6"),
-            inconclusive=dispatch.nothing_cancelled,
-        ),
-        Property(
-            clause="E7",
-            scenarios=single(_ALL_ACTIONS, ["text", "environment_error", "error"]),
-            check=dispatch.check_E7,
-            black_box=True,
-            examples=_examples("E7"),
-        ),
-        Property(
-            clause="E8",
-            # Every behaviour that reaches a handler: an executor that retries a raising
-            # handler runs it twice.
-            scenarios=single(_E8_ACTIONS, _E8_BEHAVIOURS),
-            check=dispatch.check_E8,
-            black_box=False,
-            examples=_examples("E8"),
-        ),
-        Property(
-            clause="E9",
-            scenarios=single([VALID], ["non_str"]),
-            check=dispatch.check_E9,
-            black_box=False,
-            examples=_examples("E9"),
-            inconclusive=nothing_judged,
-        ),
-        Property(
-            clause="E10",
-            scenarios=single([VALID], ["error_like"]),
-            check=dispatch.check_E10,
-            black_box=False,
-            examples=_examples("E10"),
-            inconclusive=nothing_judged,
-        ),
-        Property(
-            clause="E11",
-            scenarios=many(
-                [VALID, VALID, INVALID, CODE],
-                ["text", "environment_error", "error", "non_str"],
-            ),
-            check=dispatch.check_E11,
-            black_box=False,
-            examples=_examples("E11"),
-        ),
-        Property(
-            clause="E12",
-            scenarios=single([VALID], ["unprintable"]),
-            check=dispatch.check_E12,
-            black_box=False,
-            examples=_examples("E12"),
-            inconclusive=nothing_judged,
-        ),
-        Property(
-            clause="E13",
-            scenarios=repeated,
-            check=dispatch.check_E13,
-            black_box=False,
-            examples=_examples("E13"),
-        ),
-        Property(
-            clause="E14",
-            scenarios=single([BEYOND], ["text", "environment_error", "error"]),
-            check=dispatch.check_E14,
-            black_box=True,
-        ),
-        Property(
-            clause="E15",
-            scenarios=single([VALID, INVALID, CODE], ["text", "environment_error", "error"]),
-            check=dispatch.check_E15,
-            black_box=True,
-            examples=_examples("E15"),
-        ),
+    row.clause: row
+    for row in (
+        _row("V1", single([VALID], ["text", "yield"]), True),
+        _aimed("V2"),
+        _aimed("V3"),
+        _aimed("V4"),
+        _aimed("V5"),
+        _aimed("V6"),
+        _row("V7", single([BEYOND], ["text", "error"]), True),
+        _row("V8", single([INVALID, INVALID, BEYOND], tools=ScenarioSource.padded), True),
+        _row("E1", single([CODE]), True),
+        _row("E2", single([INVALID]), True),
+        _row("E3", single([VALID], ["environment_error"]), False, _NONE),
+        _row("E4", single([VALID], ["error"]), False, _NONE),
+        _row("E5", single([VALID], ["text"]), False, _NONE),
+        _row("E6", single([VALID], ["suspend", "base_exception"]), True, nothing_cancelled),
+        _row("E7", single(_ALL_ACTIONS, _OUTCOMES), True),
+        _row("E8", single(_E8_ACTIONS, _E8_BEHAVIOURS), False),
+        _row("E9", single([VALID], ["non_str"]), False, _NONE),
+        _row("E10", single([VALID], ["error_like"]), False, _NONE),
+        _row("E11", many([VALID, VALID, INVALID, CODE], [*_OUTCOMES, "non_str"]), False),
+        _row("E12", single([VALID], ["unprintable"]), False, _NONE),
+        _row("E13", repeated, False),
+        _row("E14", single([BEYOND], _OUTCOMES), True),
+        _row("E15", single([VALID, INVALID, CODE], _OUTCOMES), True),
     )
 }
 """Clause ID -> its property, in contract order (V1–V8, then E1–E15)."""

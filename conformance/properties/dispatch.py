@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from conformance._core.data import json_equal as _json_equal
 from conformance._core.text import clip, exception_text, json_text
-from conformance._runner import Step, Trial
+from conformance._runner import Trial
 from conformance.behaviours import (
     CANCEL_MESSAGE,
     ENVIRONMENT_LIKE_ERROR_KINDS,
     ERROR_KINDS,
     STR_RAISES_KINDS,
-    MutateArguments,
     RaiseBaseException,
     RaiseEnvironmentError,
     RaiseError,
@@ -29,14 +28,16 @@ from conformance.behaviours import (
     is_plain_json,
     plain_copy,
 )
-from conformance.oracle import (
-    STR_FAILED,
-    CallVerdict,
-    Observed,
-    expect,
-    mismatch,
+from conformance.oracle import STR_FAILED, CallVerdict, Observed, expect, mismatch
+from conformance.properties import edges
+from conformance.properties.scenarios import (
+    Scenario,
+    Violation,
+    object_tool,
+    sequence,
+    trap,
+    twice,
 )
-from conformance.properties.scenarios import TRAP_TOOLS, Scenario, Violation, trap
 from conformance.properties.scenarios import call as _call
 from conformance.properties.shared import (
     handler_exception_escaped,
@@ -51,7 +52,6 @@ from conformance.properties.shared import (
     stop_if_hung,
     violation,
 )
-from conformance.strategies import ToolDef
 from polyloop import Action, ActionOutcome, ActionStatus, RegistryExecutor, ReplayPolicy
 
 
@@ -164,21 +164,6 @@ def check_E7(trial: Trial, scenario: Scenario) -> None:
             expected=wanted,
             actual=observed.describe(),
         )
-
-
-def _json_equal(a: Any, b: Any) -> bool:
-    """Equality of argument structures by JSON type: ``True`` is not ``1``, but ``3 == 3.0``."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, (Mapping, list, tuple)) or isinstance(b, (Mapping, list, tuple)):
-        return False
-    return (type(a) is type(b) and a == b) or (
-        isinstance(a, (int, float)) and isinstance(b, (int, float)) and a == b
-    )
 
 
 def check_E8(trial: Trial, scenario: Scenario) -> None:
@@ -512,166 +497,17 @@ def _clip(value: Any, limit: int = 300) -> str:
 # Hand-picked scenarios every run tries first, whatever the profile
 
 
-def nothing_cancelled(trial: Trial) -> str | None:
-    """E6 black-box: a pass means something only if some call was caught still running."""
-    if trial.white_box or trial.cancellations:
-        return None
-    return (
-        "no call was still running when the kit cancelled it, so cancellation could not be observed"
-    )
-
-
-_EXACT_TEXTS = (
-    "x" * 120_000,
-    "a\r\nb\r\n",
-    "cafe\u0301",  # NFD: NFC would make it "caf\u00e9"
-    "x  \n\ty\t\n",
-    "tail  ",
-    "\x7f\x85\u2028\u2029",
-    "\x00\x1b[31m red",
-)
-"""E5: texts an executor that "tidies" its observation changes."""
-
-_DEFAULTS_TOOL = ToolDef(
-    name="list_items",
+_DEFAULTS_TOOL = object_tool(
+    "list_items",
+    {"limit": {"type": "integer", "default": 10}, "order": {"type": "string", "default": "asc"}},
     description="List items.",
-    parameters={
-        "type": "object",
-        "properties": {
-            "limit": {"type": "integer", "default": 10},
-            "order": {"type": "string", "default": "asc"},
-        },
-    },
 )
-_SAFE_TOOL = ToolDef(
-    name="lookup",
+_SAFE_TOOL = object_tool(
+    "lookup",
+    {"key": {"type": "string"}},
     description="A read-only lookup.",
-    parameters={"type": "object", "properties": {"key": {"type": "string"}}},
     replay_policy=ReplayPolicy.SAFE,
 )
-
-
-class _HostileKey:
-    """A key hashed like ``"q"`` whose ``__eq__`` raises: ``"q" in arguments`` runs it (E2)."""
-
-    def __hash__(self) -> int:
-        return hash("q")
-
-    def __eq__(self, other: object) -> bool:
-        raise RuntimeError("a hostile key's __eq__ was called")
-
-    def __repr__(self) -> str:
-        return "<key hashed like 'q' whose __eq__ raises>"
-
-
-class _HostileStr(str):
-    """A str subclass key whose ``__eq__`` raises: it is the key ``"q"`` to validation (E2)."""
-
-    __hash__ = str.__hash__
-
-    def __eq__(self, other: object) -> bool:
-        raise RuntimeError("a hostile str key's __eq__ was called")
-
-
-class _NamelessMeta(type):
-    @property
-    def __name__(cls) -> str:  # type: ignore[override]
-        raise RuntimeError("this value's class hides its __name__")
-
-
-class _NamelessValue(metaclass=_NamelessMeta):
-    """A value of no JSON type whose class's ``__name__`` raises: a rejection message that
-    names the type it got must not crash (E2)."""
-
-    def __repr__(self) -> str:
-        return "<a value whose class hides its __name__>"
-
-
-class _Box:
-    """A non-JSON leaf hashed by identity that holds a list a handler can append to (E13)."""
-
-    __hash__ = object.__hash__
-
-    def __init__(self) -> None:
-        self.items: list[Any] = []
-
-    def __repr__(self) -> str:
-        return f"<box items={self.items!r}>"
-
-
-class _NotedStr(str):
-    """A str subclass leaf carrying a mutable attribute (E13)."""
-
-    notes: list[Any]
-
-
-def _noted(text: str) -> _NotedStr:
-    noted = _NotedStr(text)
-    noted.notes = []
-    return noted
-
-
-_KEYED = ToolDef(
-    name="keyed",
-    description="A tool requiring q.",
-    parameters={"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
-)
-_CLOSED_KEYED = ToolDef(
-    name="closed_keyed",
-    description="A closed tool.",
-    parameters={
-        "type": "object",
-        "properties": {"q": {"type": "string"}},
-        "additionalProperties": False,
-    },
-)
-_OPEN = ToolDef(
-    name="open", description="An open tool.", parameters={"type": "object", "properties": {}}
-)
-
-
-def _hostile_arguments() -> list[Scenario]:
-    """E2: calls validation must reject whose keys or values attack the validator itself — a
-    key whose hash is a declared key's and whose ``__eq__`` raises, a str subclass key with a
-    raising ``__eq__``, a value whose class's ``__name__`` raises. ``execute`` must still return
-    a rejection: validation raises only ToolValidationError."""
-    tools = (_KEYED, _CLOSED_KEYED)
-    return [
-        trap(_call("keyed", {_HostileKey(): "x"}), among=tools),
-        trap(_call("keyed", {_HostileStr("q"): 1}), among=tools),
-        trap(_call("keyed", {"q": _NamelessValue()}), among=tools),
-        trap(_call("closed_keyed", {_HostileKey(): "x"}), among=tools),
-    ]
-
-
-def _non_json_leaves() -> list[Scenario]:
-    """E13: arguments with leaves that are not JSON — a set of objects with a mutable list, a
-    str subclass with a list attribute, a bytearray, an object as a key — sent twice to a
-    handler that mutates whatever it can reach: an executor that shares such a leaf with the
-    handler lets the mutation reach the recorded call and the next call."""
-    vandal = MutateArguments(then=ReturnText(text="mutated"))
-    return [
-        _twice(_OPEN, {"tags": {_Box()}}, vandal),
-        _twice(_OPEN, {"label": _noted("x"), "raw": bytearray(b"ab")}, vandal),
-        _twice(_OPEN, {_Box(): "object key", "q": "x"}, vandal),
-    ]
-
-
-def _twice(tool: ToolDef, arguments: Any, behaviour: Any) -> Scenario:
-    step = Step(action=_call(tool.name, arguments), behaviour=behaviour)
-    return Scenario(tools=(tool,), steps=(step, step))
-
-
-def _code_like_calls() -> list[str]:
-    """E1: code that reads like a call of one of the trap tools."""
-    arguments = {"q": "x"}
-    return [
-        json.dumps({"name": "search", "arguments": arguments}),
-        json.dumps({"type": "function", "function": {"name": "search", "arguments": "{}"}}),
-        '<tool_call>{"name": "search", "arguments": {"q": "x"}}</tool_call>',
-        'search(q="x")',
-        'Action: search\nAction Input: {"q": "x"}',
-    ]
 
 
 def traps() -> dict[str, list[Scenario]]:
@@ -682,9 +518,10 @@ def traps() -> dict[str, list[Scenario]]:
         RaiseError(kind="KeyError", message="x"),
         ReturnNonStr(kind="None"),
     ]
+    in_flight = (_call("search", {"q": "a"}), YieldFirst(times=2, then=ReturnText(text="same")))
     return {
-        "E1": [trap(Action(code=code)) for code in _code_like_calls()],
-        "E2": _hostile_arguments(),
+        "E1": [trap(Action(code=code)) for code in edges.CODE_LIKE_CALLS],
+        "E2": edges.hostile_arguments(),
         "E4": [
             trap(_call("search", {"q": "x"}), RaiseError(kind=kind, message="x"))
             for kind in (
@@ -695,7 +532,9 @@ def traps() -> dict[str, list[Scenario]]:
                 "OSError",
             )
         ],
-        "E5": [trap(_call("search", {"q": "x"}), ReturnText(text=text)) for text in _EXACT_TEXTS],
+        "E5": [
+            trap(_call("search", {"q": "x"}), ReturnText(text=text)) for text in edges.EXACT_TEXTS
+        ],
         "E6": [
             trap(_call("search", {}), RaiseBaseException(kind="KeyboardInterrupt")),
             trap(_call("search", {}), Suspend()),
@@ -711,32 +550,20 @@ def traps() -> dict[str, list[Scenario]]:
             trap(_call("list_items", {"limit": 3}), among=(_DEFAULTS_TOOL,)),
             trap(_call("count", {"n": 2**64 + 1})),
             trap(_call("count", {"n": -(2**63) - 1, "tag": None})),
-            _twice(_SAFE_TOOL, {"key": "a"}, ReturnText(text="ok")),
-            _twice(_SAFE_TOOL, {"key": "a"}, YieldFirst(times=3, then=ReturnText(text="ok"))),
+            twice(_SAFE_TOOL, {"key": "a"}, ReturnText(text="ok")),
+            twice(_SAFE_TOOL, {"key": "a"}, YieldFirst(times=3, then=ReturnText(text="ok"))),
         ],
         "E9": [
             trap(_call("search", {"q": "x"}), ReturnNonStr(kind=kind))
             for kind in ("None", "dict", "object", "claims str")
         ],
         "E11": [
-            Scenario(
-                tools=TRAP_TOOLS,
-                steps=(
-                    Step(action=_call("search", {"q": "a"}), behaviour=ReturnText(text="first")),
-                    Step(action=_call("search", {"q": "b"}), behaviour=ReturnText(text="second")),
-                ),
+            sequence(
+                (_call("search", {"q": "a"}), ReturnText(text="first")),
+                (_call("search", {"q": "b"}), ReturnText(text="second")),
             ),
             # The same call twice, both in flight at once (no coalescing, no "duplicate" refusal).
-            Scenario(
-                tools=TRAP_TOOLS,
-                steps=tuple(
-                    Step(
-                        action=_call("search", {"q": "a"}),
-                        behaviour=YieldFirst(times=2, then=ReturnText(text="same")),
-                    )
-                    for _ in range(2)
-                ),
-            ),
+            sequence(in_flight, in_flight),
         ],
         "E10": [
             trap(_call("search", {}), RaiseError(kind=kind, message="down"))
@@ -747,7 +574,7 @@ def traps() -> dict[str, list[Scenario]]:
             for raises in STR_RAISES_KINDS
             for environment in (False, True)
         ],
-        "E13": _non_json_leaves(),
+        "E13": edges.non_json_leaves(),
         "E15": [
             trap(_call("search", {"q": "x"})),
             trap(_call("nope", {})),

@@ -21,7 +21,7 @@ from conformance.behaviours import (
     plain_copy,
 )
 from conformance.strategies import ToolDef
-from polyloop import Action, ToolCall, ToolRegistry
+from polyloop import Action, ReplayPolicy, ToolCall, ToolRegistry
 
 
 class ActionKind(str, enum.Enum):
@@ -102,14 +102,17 @@ class ScenarioSource:
         )
         return cls(white_box=False, tools=st.just(tools), fixed=tools)
 
-    def tools_for(self, aim: str) -> st.SearchStrategy[tuple[ToolDef, ...]]:
-        """Tool sets with at least one tool an `invalid_calls` aim can target."""
-        if not self.white_box or aim in ("V2", "V3"):
+    def with_tool_where(
+        self, fits: Callable[[Mapping[str, Any]], bool]
+    ) -> st.SearchStrategy[tuple[ToolDef, ...]]:
+        """White-box tool sets holding at least one tool whose ``parameters`` `fits` (one
+        drawn from the pool is added when none does); black-box, the fixed registry."""
+        if not self.white_box:
             return self.tools
-        eligible = [schema for schema in self.pool if gen.aim_possible(aim, schema)]
+        eligible = [schema for schema in self.pool if fits(schema)]
         return st.tuples(
             self.tools, st.sampled_from(eligible), gen.tool_names(allow_long=False)
-        ).map(lambda parts: _with_tool(*parts, aim=aim))
+        ).map(lambda parts: _with_tool(*parts, fits=fits))
 
     def padded(self) -> st.SearchStrategy[tuple[ToolDef, ...]]:
         """Tool sets that now and then hold more than 20 tools (V2 names up to 20 of them;
@@ -119,20 +122,6 @@ class ScenarioSource:
         return st.tuples(self.tools, st.integers(0, 4)).map(
             lambda parts: parts[0] if parts[1] < 4 else _padded(parts[0])
         )
-
-    def inapplicable(self, aim: str) -> str | None:
-        """Why a black-box registry offers nothing to aim at, or None."""
-        if self.white_box or aim in ("V2",):
-            return None
-        if not self.fixed:
-            return "the registry has no tools"
-        if not any(gen.aim_possible(aim, tool.parameters) for tool in self.fixed):
-            return {
-                "V4": "no tool in the registry has required keys",
-                "V5": "no tool in the registry has additionalProperties: false",
-                "V6": "no tool in the registry declares a top-level property type",
-            }.get(aim, "the registry offers nothing to check")
-        return None
 
 
 def _padded(tools: tuple[ToolDef, ...]) -> tuple[ToolDef, ...]:
@@ -145,9 +134,13 @@ def _padded(tools: tuple[ToolDef, ...]) -> tuple[ToolDef, ...]:
 
 
 def _with_tool(
-    tools: tuple[ToolDef, ...], schema: dict[str, Any], name: str, *, aim: str
+    tools: tuple[ToolDef, ...],
+    schema: dict[str, Any],
+    name: str,
+    *,
+    fits: Callable[[Mapping[str, Any]], bool],
 ) -> tuple[ToolDef, ...]:
-    if any(gen.aim_possible(aim, tool.parameters) for tool in tools):
+    if any(fits(tool.parameters) for tool in tools):
         return tools
     taken = {tool.name for tool in tools}
     while name in taken:
@@ -164,8 +157,9 @@ class Property:
     check: Callable[[Trial, Scenario], None]
     black_box: bool
     """Whether the check needs nothing from the handlers (so it also runs black-box)."""
-    aim: str | None = None
-    """The invalid-call aim whose absence from a black-box registry skips this clause."""
+    inapplicable: Callable[[ScenarioSource], str | None] = field(default=lambda _source: None)
+    """Before a run: why these tools offer the clause nothing to check (the clause is then
+    reported skipped), or None."""
     examples: Callable[[], Sequence[Scenario]] = field(default=lambda: ())
     """Hand-picked white-box scenarios tried before the generated ones."""
     inconclusive: Callable[[Trial], str | None] = field(default=lambda _trial: None)
@@ -198,28 +192,22 @@ def single(
     behaviours: Sequence[str] = ("text",),
     *,
     aims: Sequence[str] = gen.INVALID_AIMS,
-    tools_aim: str | None = None,
-    padded: bool = False,
+    tools: Callable[[ScenarioSource], st.SearchStrategy[tuple[ToolDef, ...]]] | None = None,
 ) -> Callable[[ScenarioSource], st.SearchStrategy[Scenario]]:
-    """Scenarios of one action of one of `kinds` (valid, invalid, beyond, code)."""
+    """Scenarios of one action of one of `kinds` (valid, invalid, beyond, code), over the
+    tool sets `tools` draws from a source (default: the source's own)."""
 
     def scenarios(source: ScenarioSource) -> st.SearchStrategy[Scenario]:
-        tools_strategy = (
-            source.tools_for(tools_aim)
-            if tools_aim
-            else source.padded()
-            if padded
-            else source.tools
-        )
+        tools_strategy = source.tools if tools is None else tools(source)
         handler = gen.handler_behaviours(behaviours)
 
         @st.composite
         def build(draw: st.DrawFn) -> Scenario:
-            tools = draw(tools_strategy)
+            drawn = draw(tools_strategy)
             kind = draw(st.sampled_from(list(kinds)))
-            action = draw(_calls(kind, aims)(tools))
+            action = draw(_calls(kind, aims)(drawn))
             behaviour = draw(handler) if source.white_box else None
-            return Scenario(tools=tools, steps=(Step(action=action, behaviour=behaviour),))
+            return Scenario(tools=drawn, steps=(Step(action=action, behaviour=behaviour),))
 
         return build()
 
@@ -293,6 +281,22 @@ TRAP_TOOLS = (
 level, and a closed object with non-standard type names and ``patternProperties``."""
 
 
+def object_tool(
+    name: str,
+    properties: dict[str, Any],
+    *,
+    description: str = "",
+    replay_policy: ReplayPolicy = ReplayPolicy.NEVER,
+    **schema: Any,
+) -> ToolDef:
+    """A trap tool whose ``parameters`` is an object with these ``properties`` (and any other
+    keywords `schema` names, e.g. ``required`` or ``$schema``)."""
+    parameters = {"type": "object", "properties": properties, **schema}
+    return ToolDef(
+        name=name, description=description, parameters=parameters, replay_policy=replay_policy
+    )
+
+
 def trap(
     action: Action, behaviour: Behaviour | None = None, among: tuple[ToolDef, ...] = TRAP_TOOLS
 ) -> Scenario:
@@ -300,6 +304,19 @@ def trap(
     return Scenario(
         tools=among, steps=(Step(action=action, behaviour=behaviour or ReturnText(text="ok")),)
     )
+
+
+def sequence(*steps: tuple[Action, Behaviour], among: tuple[ToolDef, ...] = TRAP_TOOLS) -> Scenario:
+    """A scenario over `among` sending these actions in turn, each with its behaviour."""
+    return Scenario(
+        tools=among, steps=tuple(Step(action=action, behaviour=then) for action, then in steps)
+    )
+
+
+def twice(tool: ToolDef, arguments: Any, behaviour: Behaviour) -> Scenario:
+    """A two-step scenario over `tool` sending the same call twice."""
+    step = (call(tool.name, arguments), behaviour)
+    return sequence(step, step, among=(tool,))
 
 
 def call(name: str, arguments: Any) -> Action:

@@ -73,6 +73,15 @@ def nothing_judged(trial: Trial) -> str | None:
     )
 
 
+def nothing_cancelled(trial: Trial) -> str | None:
+    """E6 black-box: a pass means something only if some call was caught still running."""
+    if trial.white_box or trial.cancellations:
+        return None
+    return (
+        "no call was still running when the kit cancelled it, so cancellation could not be observed"
+    )
+
+
 def rejected_outcome(observed: Observed) -> bool:
     return (
         isinstance(observed.outcome, ActionOutcome)

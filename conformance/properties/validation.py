@@ -6,6 +6,8 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from hypothesis import strategies as st
+
 from conformance import strategies as gen
 from conformance._runner import Step, Trial
 from conformance.oracle import (
@@ -17,7 +19,14 @@ from conformance.oracle import (
     must_reject,
     typed_properties,
 )
-from conformance.properties.scenarios import Scenario, Violation, call, trap
+from conformance.properties.scenarios import (
+    Scenario,
+    ScenarioSource,
+    Violation,
+    call,
+    object_tool,
+    trap,
+)
 from conformance.properties.shared import (
     reached_handler,
     rejected_outcome,
@@ -280,6 +289,36 @@ def _type_words(value: Any) -> str:
     return " or ".join(sorted(json_types_of(value))) or "not JSON"
 
 
+# What an invalid call aimed at V3-V6 needs from the tools (V2's unknown name needs none): a
+# tool at all, and for V4-V6 one whose schema has something to break. White-box tool sets are
+# drawn to hold one; a black-box registry without one skips the clause.
+_NOTHING_TO_BREAK = {
+    "V4": "no tool in the registry has required keys",
+    "V5": "no tool in the registry has additionalProperties: false",
+    "V6": "no tool in the registry declares a top-level property type",
+}
+
+
+def aimed_tools(clause: str) -> Callable[[ScenarioSource], st.SearchStrategy[tuple[ToolDef, ...]]]:
+    """Tool sets with a tool an invalid call aimed at `clause` can target."""
+    return lambda source: source.with_tool_where(lambda schema: gen.aim_possible(clause, schema))
+
+
+def nothing_to_aim_at(clause: str) -> Callable[[ScenarioSource], str | None]:
+    """Why a black-box registry offers an invalid call aimed at `clause` no target, or None."""
+
+    def why(source: ScenarioSource) -> str | None:
+        if source.white_box:
+            return None
+        if not source.fixed:
+            return "the registry has no tools"
+        if any(gen.aim_possible(clause, tool.parameters) for tool in source.fixed):
+            return None
+        return _NOTHING_TO_BREAK[clause]
+
+    return why
+
+
 def check_V7(trial: Trial, scenario: Scenario) -> None:
     """A call that breaks only constraints the subset never checks (nested schemas, enum,
     ranges, ...) is rejected, or reaches the handler. Only that is judged here: what comes back
@@ -353,8 +392,7 @@ def _read_file_under(uri: str) -> tuple[ToolDef, ...]:
 
 
 def _one_tool(name: str, properties: dict[str, Any], **schema: Any) -> tuple[ToolDef, ...]:
-    parameters = {"type": "object", "properties": properties, **schema}
-    return (ToolDef(name=name, description="", parameters=parameters),)
+    return (object_tool(name, properties, **schema),)
 
 
 _NULLABLE = _one_tool(

@@ -8,24 +8,7 @@ from functools import lru_cache
 from hypothesis import reject
 from hypothesis import strategies as st
 
-from conformance.behaviours import (
-    BASE_EXCEPTION_KINDS,
-    ENVIRONMENT_LIKE_ERROR_KINDS,
-    ERROR_KINDS,
-    NON_STR_KINDS,
-    STR_RAISES_KINDS,
-    Behaviour,
-    MutateArguments,
-    RaiseBaseException,
-    RaiseEnvironmentError,
-    RaiseError,
-    RaiseUnprintable,
-    ReturnNonStr,
-    ReturnText,
-    Sleep,
-    Suspend,
-    YieldFirst,
-)
+from conformance import behaviours as bh
 from conformance.strategies.values import BEHAVIOUR_KINDS
 from polyloop import Action
 
@@ -80,7 +63,7 @@ def _messages() -> st.SearchStrategy[str]:
 
 def handler_behaviours(
     kinds: Iterable[str] = ("text", "environment_error", "error"),
-) -> st.SearchStrategy[Behaviour]:
+) -> st.SearchStrategy[bh.Behaviour]:
     """Scripted handler behaviours of the given kinds (see `BEHAVIOUR_KINDS`):
 
     ``text`` return an `observation_texts` text (E5); ``environment_error`` raise
@@ -95,33 +78,33 @@ def handler_behaviours(
     unknown = sorted(set(chosen) - set(BEHAVIOUR_KINDS))
     if unknown or not chosen:
         raise ValueError(f"unknown behaviour kinds {unknown}; choose from {BEHAVIOUR_KINDS}")
-    texts = st.builds(ReturnText, text=observation_texts())
-    table: dict[str, st.SearchStrategy[Behaviour]] = {
+    texts = st.builds(bh.ReturnText, text=observation_texts())
+    table: dict[str, st.SearchStrategy[bh.Behaviour]] = {
         "text": texts,
         "environment_error": st.builds(
-            RaiseEnvironmentError, message=_messages(), subclass=st.booleans()
+            bh.RaiseEnvironmentError, message=_messages(), subclass=st.booleans()
         ),
         "error": st.builds(
-            RaiseError, kind=st.sampled_from(sorted(ERROR_KINDS)), message=_messages()
+            bh.RaiseError, kind=st.sampled_from(sorted(bh.ERROR_KINDS)), message=_messages()
         ),
         "error_like": st.builds(
-            RaiseError,
-            kind=st.sampled_from(sorted(ENVIRONMENT_LIKE_ERROR_KINDS)),
+            bh.RaiseError,
+            kind=st.sampled_from(sorted(bh.ENVIRONMENT_LIKE_ERROR_KINDS)),
             message=_messages(),
         ),
         "unprintable": st.builds(
-            RaiseUnprintable,
+            bh.RaiseUnprintable,
             environment=st.booleans(),
             non_str_message=st.booleans(),
-            raises=st.sampled_from(sorted(STR_RAISES_KINDS)),
+            raises=st.sampled_from(sorted(bh.STR_RAISES_KINDS)),
         ),
         "base_exception": st.builds(
-            RaiseBaseException, kind=st.sampled_from(sorted(BASE_EXCEPTION_KINDS))
+            bh.RaiseBaseException, kind=st.sampled_from(sorted(bh.BASE_EXCEPTION_KINDS))
         ),
-        "suspend": st.just(Suspend()),
-        "non_str": st.builds(ReturnNonStr, kind=st.sampled_from(sorted(NON_STR_KINDS))),
-        "mutate": st.builds(MutateArguments, then=texts),
-        "yield": st.builds(YieldFirst, times=st.integers(0, 5), then=texts),
-        "sleep": st.builds(Sleep, seconds=st.sampled_from([0.0, 0.001, 0.003]), then=texts),
+        "suspend": st.just(bh.Suspend()),
+        "non_str": st.builds(bh.ReturnNonStr, kind=st.sampled_from(sorted(bh.NON_STR_KINDS))),
+        "mutate": st.builds(bh.MutateArguments, then=texts),
+        "yield": st.builds(bh.YieldFirst, times=st.integers(0, 5), then=texts),
+        "sleep": st.builds(bh.Sleep, seconds=st.sampled_from([0.0, 0.001, 0.003]), then=texts),
     }
     return st.one_of([table[kind] for kind in chosen])

@@ -45,35 +45,22 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from conformance.toolcheck import report
 from conformance.toolcheck.api import check_registry, check_tool, tool_property
 from conformance.toolcheck.contract import ToolContract
 from conformance.toolcheck.inputs import ToolDraft, load_tool_file
-from conformance.toolcheck.report import (
-    CLAUSE_IDS,
-    CLAUSES,
-    Finding,
-    HandlerStats,
-    ToolCheckFailed,
-    ToolCheckReport,
-    ToolReport,
-)
+from conformance.toolcheck.report import *  # noqa: F403 - the report's names are the package's
 
 __all__ = [
-    "CLAUSES",
-    "CLAUSE_IDS",
-    "Finding",
-    "HandlerStats",
-    "ToolCheckFailed",
-    "ToolCheckReport",
     "ToolContract",
     "ToolDraft",
-    "ToolReport",
     "add_check_tools_command",
     "check_registry",
     "check_tool",
     "load_tool_file",
     "tool_property",
 ]
+__all__ += report.__all__
 
 
 def add_check_tools_command(subparsers: Any) -> argparse.ArgumentParser:

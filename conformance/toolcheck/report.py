@@ -28,7 +28,6 @@ __all__ = [
     "ToolCheckFailed",
     "ToolCheckReport",
     "ToolReport",
-    "json_text",
     "tools_report_schema",
 ]
 

@@ -290,24 +290,20 @@ def _ref_problems(schema: object) -> list[Problem]:
     problems = []
     for found in unresolved_refs(schema):
         shown = shorten(found.ref, 100)
-        if found.external:
-            problems.append(
-                Problem(
-                    path=found.path,
-                    code="external-ref",
-                    message=f"external `$ref` `{shown}` is not resolved",
-                    fix="inline it: put the schema under `$defs` and refer to `#/$defs/NAME`",
-                )
+        code, message, fix = (
+            (
+                "external-ref",
+                f"external `$ref` `{shown}` is not resolved",
+                "inline it: put the schema under `$defs` and refer to `#/$defs/NAME`",
             )
-        else:
-            problems.append(
-                Problem(
-                    path=found.path,
-                    code="unresolved-ref",
-                    message=f"`$ref` `{shown}` points nowhere in this schema",
-                    fix="point it at an existing subschema, e.g. `#/$defs/NAME`",
-                )
+            if found.external
+            else (
+                "unresolved-ref",
+                f"`$ref` `{shown}` points nowhere in this schema",
+                "point it at an existing subschema, e.g. `#/$defs/NAME`",
             )
+        )
+        problems.append(Problem(path=found.path, code=code, message=message, fix=fix))
     cycle = in_place_ref_cycle(schema)
     if cycle is not None:
         path, ref = cycle

@@ -6,15 +6,7 @@ from typing import Any
 
 import pytest
 
-from conformance.behaviours import (
-    RaiseBaseException,
-    RaiseEnvironmentError,
-    RaiseError,
-    RaiseUnprintable,
-    ReturnNonStr,
-    ReturnText,
-    Suspend,
-)
+from conformance import behaviours as bh
 from conformance.oracle import accepts, expect, mentions, must_reject, ref_siblings_inert
 from polyloop import Action, ActionStatus, ToolCall
 
@@ -90,7 +82,7 @@ def test_V6_an_integral_float_is_never_a_certain_rejection_even_under_draft_04()
         expect(
             {"t": schema},
             Action(tool_call=ToolCall(name="t", arguments={"n": 3.0})),
-            ReturnText(text="ok"),
+            bh.ReturnText(text="ok"),
         ).verdict
         == "either"
     )
@@ -146,18 +138,23 @@ def _action(arguments: Any, name: str = "t") -> Action:
 @pytest.mark.parametrize(
     "behaviour, clause, status, text",
     [
-        (ReturnText(text="hi"), "E5", ActionStatus.EXECUTED, "hi"),
-        (RaiseEnvironmentError(message="down"), "E3", ActionStatus.ENV_ERROR, "down"),
-        (RaiseError(kind="KeyError", message="k"), "E4", ActionStatus.EXECUTED, "KeyError: 'k'"),
-        (RaiseError(kind="ValueError", message="v"), "E10", ActionStatus.EXECUTED, "ValueError: v"),
+        (bh.ReturnText(text="hi"), "E5", ActionStatus.EXECUTED, "hi"),
+        (bh.RaiseEnvironmentError(message="down"), "E3", ActionStatus.ENV_ERROR, "down"),
+        (bh.RaiseError(kind="KeyError", message="k"), "E4", ActionStatus.EXECUTED, "KeyError: 'k'"),
         (
-            RaiseError(kind="lookalike ToolEnvironmentError", message="x"),
+            bh.RaiseError(kind="ValueError", message="v"),
+            "E10",
+            ActionStatus.EXECUTED,
+            "ValueError: v",
+        ),
+        (
+            bh.RaiseError(kind="lookalike ToolEnvironmentError", message="x"),
             "E10",
             ActionStatus.EXECUTED,
             "ToolEnvironmentError: x",
         ),
         (
-            RaiseUnprintable(environment=True),
+            bh.RaiseUnprintable(environment=True),
             "E12",
             ActionStatus.ENV_ERROR,
             "UnprintableEnvironmentError: <exception str() failed>",
@@ -179,13 +176,13 @@ def test_dispatched_outcomes_follow_the_table(
 
 
 def test_raising_behaviours_expect_execute_to_raise() -> None:
-    [non_str] = expect({"t": {}}, _action({}), ReturnNonStr(kind="None")).alternatives
+    [non_str] = expect({"t": {}}, _action({}), bh.ReturnNonStr(kind="None")).alternatives
     assert non_str.raises is TypeError and non_str.must_name == ("t",)
     [base] = expect(
-        {"t": {}}, _action({}), RaiseBaseException(kind="KeyboardInterrupt")
+        {"t": {}}, _action({}), bh.RaiseBaseException(kind="KeyboardInterrupt")
     ).alternatives
     assert base.raises is KeyboardInterrupt and base.same_exception
-    [cancel] = expect({"t": {}}, _action({}), Suspend()).alternatives
+    [cancel] = expect({"t": {}}, _action({}), bh.Suspend()).alternatives
     assert cancel.clause == "E6"
 
 
@@ -194,7 +191,7 @@ def test_E14_calls_allow_both_a_rejection_and_the_handlers_outcome() -> None:
         "type": "object",
         "properties": {"order": {"type": "string", "enum": ["asc", "desc"]}},
     }
-    expectation = expect({"t": schema}, _action({"order": "sideways"}), ReturnText(text="r"))
+    expectation = expect({"t": schema}, _action({"order": "sideways"}), bh.ReturnText(text="r"))
     assert expectation.verdict == "either"
     assert [a.clause for a in expectation.alternatives] == ["E2", "E5"]
     no_call = expect({"t": schema}, Action(code="print(1)"), None, white_box=False)

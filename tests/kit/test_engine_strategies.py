@@ -123,6 +123,40 @@ def test_registries_serve_valid_calls_through_the_reference(
     assert outcome.observation == "ok"  # the default handler ran: no false rejection (V1)
 
 
+async def _echo(arguments: dict[str, Any]) -> str:
+    return json.dumps(arguments, sort_keys=True)
+
+
+@SETTINGS
+@given(gen.tool_specs(_echo), st.data())
+def test_tool_specs_carry_the_handler_and_take_their_valid_calls(
+    spec: ToolSpec, data: st.DataObject
+) -> None:
+    import asyncio
+
+    assert isinstance(spec, ToolSpec) and spec.handler is _echo
+    full_validator(spec.parameters)  # a schema the kit can read, never one it refuses
+    registry = ToolRegistry(specs=[spec])
+    call = data.draw(gen.valid_calls(registry))
+    outcome = asyncio.run(RegistryExecutor(registry).execute(Action(tool_call=call)))
+    # The handler given is the one that ran, with the arguments of the call (V1, E5).
+    assert outcome.observation == json.dumps(plain_copy(call.arguments), sort_keys=True)
+
+
+@SETTINGS
+@given(gen.tool_specs())
+def test_tool_specs_default_handler_returns_ok(spec: ToolSpec) -> None:
+    import asyncio
+
+    handler = spec.handler
+    assert handler is not None
+
+    async def call() -> object:
+        return await handler({})
+
+    assert asyncio.run(call()) == "ok"
+
+
 def test_handler_behaviours_reject_unknown_kinds() -> None:
     with pytest.raises(ValueError, match="unknown behaviour kinds"):
         gen.handler_behaviours(["text", "explode"])

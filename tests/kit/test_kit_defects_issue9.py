@@ -9,7 +9,7 @@ regression guard: it passed before the fix too). Only the public API
 
 Not here, because no tiny executor reproduced them with the current kit (what was tried is
 in ``tests/zoo/independent_analysis.md``): defect 3 (false "flaky" after a deadline stop;
-fixed in `engine._hypothesis_test` by reason, guarded below), defect 10 (verdicts depending
+fixed in `_search._hypothesis_test` by reason, guarded below), defect 10 (verdicts depending
 on the target module's source text) and the E13 "flaky" wording of defect 13 (the flaky
 message now names state kept between calls or executors as a cause).
 """
