@@ -283,24 +283,6 @@ _EDGE_VALUES: tuple[dict[str, Any], ...] = (
     {"uri": "urn:isbn:0451450523"},
 )
 _BIG_NUMBERS: tuple[Any, ...] = (1e16, 1e300, -0.0, 2**63, 2**64, -(2**63) - 1, 2**64 + 1, 10**400)
-_SPECIAL_NAMES = (
-    "self",
-    "cls",
-    "config",
-    "run_manager",
-    "callbacks",
-    "args",
-    "kwargs",
-    "a.b",
-    "with space",
-    "kebab-case",
-    "",
-    "ключ",
-    "名前",
-)
-"""Property names real tool runtimes treat specially (bound to a parameter of their own, dropped,
-or refused): a valid call naming them must still be accepted (issue 9, defect 9)."""
-_SPECIAL = _one_tool("special", {name: {"type": "string"} for name in _SPECIAL_NAMES})
 _NEAR_MISSES = (
     "read-file",
     "functions.read_file",
@@ -358,7 +340,10 @@ def traps() -> dict[str, list[Scenario]]:
             *(trap(call("count", {"x": value}), among=_NUMBERS) for value in _BIG_NUMBERS),
             *(trap(call("edges", value), among=_EDGES) for value in _EDGE_VALUES),
             trap(call("edges", {"x": 2.5}), among=_D4_EXCLUSIVE),
-            trap(call("special", {name: "v" for name in _SPECIAL_NAMES}), among=_SPECIAL),
+            trap(
+                call("special", {name: "v" for name in gen.SPECIAL_PROPERTY_NAMES}),
+                among=(gen.SPECIAL_NAMES_TOOL,),
+            ),
         ],
         "V2": [
             trap(call("Read_File", {"path": "a.txt"})),

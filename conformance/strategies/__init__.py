@@ -31,6 +31,8 @@ from conformance.strategies.calls import aim_possible, beyond_subset_calls, inva
 from conformance.strategies.schemas import (
     REF_SIBLING_PROPERTY,
     REF_SIBLING_ROOT,
+    SPECIAL_NAMES_TOOL,
+    SPECIAL_PROPERTY_NAMES,
     TRAP_SCHEMAS,
     ToolDef,
     registries,
@@ -60,6 +62,8 @@ __all__ = [
     "REF_SIBLING_ROOT",
     "SENTINEL_MARK",
     "SENTINEL_NUMBER_BASE",
+    "SPECIAL_NAMES_TOOL",
+    "SPECIAL_PROPERTY_NAMES",
     "TRAP_SCHEMAS",
     "ToolDef",
     "aim_possible",
