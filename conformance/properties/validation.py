@@ -207,6 +207,36 @@ def check_V8(trial: Trial, scenario: Scenario) -> None:
             expectation,
             observed,
         )
+    _check_literals_not_echoed(trial, scenario, text, (expectation, observed))
+
+
+def _check_literals_not_echoed(
+    trial: Trial, scenario: Scenario, text: str, seen: tuple[Expectation, Observed]
+) -> None:
+    """V8 for booleans and nulls, which cannot be made distinctive as strings and numbers are:
+    the same call with every boolean flipped and every null made ``false`` is sent too, and
+    the two rejection messages may not differ in just those values (`gen.echoes_literals`
+    says why this cannot accuse a message that names ``null`` or ``false`` for other
+    reasons)."""
+    tool_call = scenario.steps[0].action.tool_call
+    if tool_call is None or not gen.has_literals(tool_call.arguments):
+        return
+    partner_arguments = gen.flipped_literals(tool_call.arguments)
+    partner = trap(
+        call(tool_call.name, partner_arguments), scenario.steps[0].behaviour, scenario.tools
+    )
+    _, _, observed = single_step(trial, partner)
+    if not rejected_outcome(observed):
+        return  # the flip made the call valid (an enum, a const): nothing to compare
+    assert isinstance(observed.outcome, ActionOutcome)
+    partner_text = observed.outcome.observation
+    if isinstance(partner_text, str) and gen.echoes_literals(text, partner_text):
+        shown = json.dumps(partner_text[:300], ensure_ascii=False)
+        raise violation(
+            "the rejection message echoes a boolean or null argument value: for the same call "
+            f"with every boolean flipped and every null made false it reads {shown}",
+            *seen,
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -370,5 +400,9 @@ def traps() -> dict[str, list[Scenario]]:
             trap(call("count", {"n": f"{mark}1", "tag": SENTINEL_NUMBERS[0]})),
             trap(call("count", {"n": SENTINEL_NUMBERS[1], "tag": SENTINEL_NUMBERS[0]})),
             trap(call("count", {"n": SENTINEL_NUMBERS[1]})),
+            # booleans and nulls: checked against the same call with the values flipped
+            trap(call("count", {"n": True})),
+            trap(call("count", {"n": None})),
+            trap(call("count", {"n": [False, None]})),
         ],
     }

@@ -393,6 +393,12 @@ def _live_e15_lookalike(entry: Any) -> None:
     assert isinstance(outcome, LookalikeOutcome) and not isinstance(outcome, ActionOutcome)
 
 
+def _live_v8_literal(entry: Any) -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    outcome = _outcome_of(entry, _registry(("t", schema)), _call("t", {"n": None}))
+    assert _rejected(outcome) and "('n': null)" in outcome.observation, "V8 bug dead"
+
+
 def _live_e8_special_name(name: str, *, raises: bool = False) -> Callable[[Any], None]:
     """The handler does not get exactly ``{name: "v"}``: dropped, or (`raises`) execute
     raised TypeError before the handler ran."""
@@ -487,6 +493,7 @@ LIVE: dict[str, Callable[[Any], None]] = {
     # ---- issue 9 round 3
     "DropsRunnableConfigKeys": _live_e8_special_name("config"),
     "RaisesOnSelfProperty": _live_e8_special_name("self", raises=True),
+    "EchoesBooleanAndNullValues": _live_v8_literal,
 }
 
 

@@ -873,6 +873,29 @@ class RaisesOnSelfProperty(ZooExecutor):
         return arguments
 
 
-ROUND_3: tuple[Any, ...] = (DropsRunnableConfigKeys, RaisesOnSelfProperty)
+class EchoesBooleanAndNullValues(ZooExecutor):
+    """Type errors quote the offending value when it is a boolean or null ("those can't be
+    secrets"): ``'n' must be 'integer', got boolean (True)``. V8 forbids echoing an argument
+    value of any JSON type; strings and numbers are never echoed here."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("V8",)
+
+    def check_types(self, schema: Any, arguments: Any, dialect: str) -> str | None:
+        problem = super().check_types(schema, arguments, dialect)
+        if problem is None:
+            return None
+        shown = [
+            f"{shorten(repr(key), 40)}: {json.dumps(value)}"
+            for key, value in arguments.items()
+            if value is None or isinstance(value, bool)
+        ]
+        return f"{problem} ({', '.join(shown)})" if shown else problem
+
+
+ROUND_3: tuple[Any, ...] = (
+    DropsRunnableConfigKeys,
+    RaisesOnSelfProperty,
+    EchoesBooleanAndNullValues,
+)
 """The entries of round 3, kept apart so the middle of this file can change freely."""
 INDEPENDENT = (*INDEPENDENT, *ROUND_3)
