@@ -7,6 +7,9 @@ and asserts the kit catches it on its clause, or inspects the kit's trap tables 
 
 from __future__ import annotations
 
+import json
+import logging
+import warnings
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
@@ -60,3 +63,68 @@ def test_defect9_E8_catches_an_executor_that_drops_a_special_property_name(name:
     # the counterexample is the trap naming `name` alone: expected has it, actual has not
     assert result.counterexample.expected == json_text({name: f"value of {name}"}, sort_keys=False)
     assert result.counterexample.actual == "the handler received {}"
+
+
+# --- defect 7: the target's logging and warnings, per counterexample ----------------------------
+
+_LOGGER = "tests.kit.defect7"
+
+
+class LogsEveryCallDropsConfig(ZooExecutor):
+    """Logs every call it gets; drops ``config`` (E8), logging and warning a distinctive line
+    only when it does."""
+
+    def handler_arguments(self, call: ToolCall) -> object:
+        arguments = thaw(call.arguments)
+        logging.getLogger(_LOGGER).warning("call %s", json.dumps(arguments, sort_keys=True))
+        if isinstance(arguments, dict) and "config" in arguments:
+            del arguments["config"]
+            logging.getLogger(_LOGGER).error("DEFECT7-LOG dropped config")
+            warnings.warn("DEFECT7-WARNING dropped config", UserWarning, stacklevel=1)
+        return arguments
+
+
+def test_defect7_the_counterexample_shows_only_the_output_of_its_own_example() -> None:
+    with pytest.warns(UserWarning, match="DEFECT7-WARNING"):  # still shown, as before
+        report = certify(
+            LogsEveryCallDropsConfig, level="strict", profile="ci", seed=0, only=["E8"]
+        )
+    example = report.result("E8").counterexample
+    assert example is not None, report.to_text()
+    assert example.action == {
+        "tool_call": {"name": "special", "arguments": {"config": "value of config"}}
+    }
+    call_line = f"WARNING {_LOGGER}: call " + json.dumps({"config": "value of config"})
+    assert example.output[:2] == (call_line, f"ERROR {_LOGGER}: DEFECT7-LOG dropped config")
+    assert len(example.output) == 3
+    assert example.output[2].startswith("UserWarning: DEFECT7-WARNING dropped config (")
+    # every earlier (passing) example logged its call too: counted, not shown
+    assert example.output_dropped >= 10
+    text = report.to_text()
+    assert f"  output     {call_line}" in text
+    assert "DEFECT7-WARNING" in text
+    assert (
+        f"({example.output_dropped} lines logged or warned elsewhere in this clause, not shown)"
+        in text
+    )
+    assert text.count(f"{_LOGGER}: call ") == 1
+    data = report.to_json()
+    assert data["results"][0]["counterexample"]["output"] == list(example.output)
+
+
+class QuietDropsConfig(LogsEveryCallDropsConfig):
+    """The same bug, without a word."""
+
+    def handler_arguments(self, call: ToolCall) -> object:
+        arguments = thaw(call.arguments)
+        if isinstance(arguments, dict):
+            arguments.pop("config", None)
+        return arguments
+
+
+def test_defect7_a_quiet_target_gets_no_output_section() -> None:
+    report = certify(QuietDropsConfig, level="strict", profile="ci", seed=0, only=["E8"])
+    example = report.result("E8").counterexample
+    assert example is not None and example.output == () and example.output_dropped == 0
+    assert "  output " not in report.to_text()
+    assert "output" not in report.to_json()["results"][0]["counterexample"]
