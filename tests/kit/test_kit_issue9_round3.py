@@ -14,12 +14,20 @@ from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from zoo.base import ZooExecutor, thaw
+from zoo.independent import EchoesBooleanAndNullValues
 
 from conformance import certify
 from conformance._core.text import json_text
 from conformance.properties import dispatch, validation
-from conformance.strategies import SPECIAL_PROPERTY_NAMES
+from conformance.strategies import (
+    SPECIAL_PROPERTY_NAMES,
+    echoes_literals,
+    flipped_literals,
+    has_literals,
+)
 from polyloop import ToolCall
 
 # --- defect 9: special property names -----------------------------------------------------------
@@ -128,3 +136,58 @@ def test_defect7_a_quiet_target_gets_no_output_section() -> None:
     assert example is not None and example.output == () and example.output_dropped == 0
     assert "  output " not in report.to_text()
     assert "output" not in report.to_json()["results"][0]["counterexample"]
+
+
+# --- V8 of every JSON type: booleans and nulls ----------------------------------------------------
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.sampled_from(["true", "null", "x", ""]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=6,
+)
+
+
+def _type_names(value: Any) -> str:
+    """A careful validator's message: JSON type names, schema words, never a value."""
+    if isinstance(value, dict):
+        inner = ", ".join(f"{k!r}: {_type_names(v)}" for k, v in value.items())
+        return f"object {{{inner}}} (additionalProperties: false, null allowed)"
+    if isinstance(value, list):
+        return "array of " + ", ".join(_type_names(v) for v in value)
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    return type(value).__name__
+
+
+@given(arguments=st.dictionaries(st.text(max_size=4), _JSON, min_size=1))
+def test_V8_a_message_naming_only_types_is_never_taken_for_an_echo(arguments: Any) -> None:
+    partner = flipped_literals(arguments)
+    text, partner_text = (f"invalid: {_type_names(a)}" for a in (arguments, partner))
+    assert not echoes_literals(text, partner_text)
+
+
+@given(arguments=st.dictionaries(st.text(max_size=4), _JSON, min_size=1))
+def test_V8_a_message_echoing_the_arguments_is_caught_when_they_hold_a_literal(
+    arguments: Any,
+) -> None:
+    partner = flipped_literals(arguments)
+    for show in (json.dumps, repr):
+        text, partner_text = (f"invalid: {show(a)}" for a in (arguments, partner))
+        assert echoes_literals(text, partner_text) == has_literals(arguments)
+
+
+def test_V8_flipped_literals_flips_booleans_makes_null_false_and_keeps_the_rest() -> None:
+    value = {"a": [True, None, {"b": False}], "null": "true", "n": 0}
+    assert flipped_literals(value) == {"a": [False, False, {"b": True}], "null": "true", "n": 0}
+
+
+def test_V8_catches_an_executor_that_echoes_only_booleans_and_nulls() -> None:
+    report = certify(EchoesBooleanAndNullValues, level="strict", profile="ci", seed=0, only=["V8"])
+    result = report.result("V8")
+    assert result.status == "fail" and result.message is not None
+    assert result.message.startswith("the rejection message echoes a boolean or null")
+    assert result.counterexample is not None
+    assert "('n': true)" in result.counterexample.actual
+    assert "('n': false)" in result.message
