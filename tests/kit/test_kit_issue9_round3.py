@@ -13,6 +13,7 @@ import warnings
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
+import jsonschema
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -22,6 +23,7 @@ from zoo.independent import EchoesBooleanAndNullValues
 from conformance import certify
 from conformance._core.text import json_text
 from conformance.properties import dispatch, validation
+from conformance.report import report_schema
 from conformance.strategies import (
     SPECIAL_PROPERTY_NAMES,
     echoes_literals,
@@ -118,6 +120,7 @@ def test_defect7_the_counterexample_shows_only_the_output_of_its_own_example() -
     assert text.count(f"{_LOGGER}: call ") == 1
     data = report.to_json()
     assert data["results"][0]["counterexample"]["output"] == list(example.output)
+    jsonschema.validate(data, report_schema())
 
 
 class QuietDropsConfig(LogsEveryCallDropsConfig):
