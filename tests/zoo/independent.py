@@ -861,10 +861,11 @@ class DropsRunnableConfigKeys(ZooExecutor):
 class RaisesOnSelfProperty(ZooExecutor):
     """Calls the handler as a Python method with the arguments as keywords, so a property named
     ``self`` collides with the bound instance: ``TypeError: got multiple values for argument
-    'self'`` escapes before the handler runs, for a call JSON Schema accepts (E8: the handler
-    of an accepted call is awaited once)."""
+    'self'`` escapes before the handler runs, for a call JSON Schema accepts: the handler of
+    an accepted call is awaited once (E8), and a call JSON Schema accepts reaches it (V1; one
+    cause, the two clauses it breaks, as for any valid call whose handler never runs)."""
 
-    VIOLATES: ClassVar[tuple[str, ...]] = ("E8",)
+    VIOLATES: ClassVar[tuple[str, ...]] = ("V1", "E8")
 
     def handler_arguments(self, call: ToolCall) -> object:
         arguments = thaw(call.arguments)
