@@ -875,22 +875,16 @@ class RaisesOnSelfProperty(ZooExecutor):
 
 
 class EchoesBooleanAndNullValues(ZooExecutor):
-    """Type errors quote the offending value when it is a boolean or null ("those can't be
-    secrets"): ``'n' must be 'integer', got boolean (True)``. V8 forbids echoing an argument
-    value of any JSON type; strings and numbers are never echoed here."""
+    """Names the JSON type of a wrong value and, for a boolean or null ("those can't be
+    secrets"), the value too: ``'n' must be 'integer', got boolean (true)``. V8 forbids echoing
+    an argument value of any JSON type; strings and numbers are never echoed here."""
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("V8",)
 
-    def check_types(self, schema: Any, arguments: Any, dialect: str) -> str | None:
-        problem = super().check_types(schema, arguments, dialect)
-        if problem is None:
-            return None
-        shown = [
-            f"{shorten(repr(key), 40)}: {json.dumps(value)}"
-            for key, value in arguments.items()
-            if value is None or isinstance(value, bool)
-        ]
-        return f"{problem} ({', '.join(shown)})" if shown else problem
+    @staticmethod
+    def json_type_name(value: object) -> str:
+        name = ZooExecutor.json_type_name(value)
+        return f"{name} ({json.dumps(value)})" if value is None or isinstance(value, bool) else name
 
 
 ROUND_3: tuple[Any, ...] = (
