@@ -17,7 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from conformance._core.deadline import DeadlineRunner, Job
+from conformance._core.capture import OutputCapture
+from conformance._core.deadline import DeadlineRunner, Job, Make
 from conformance._core.limits import GRACE
 from conformance._core.text import clip, describe_exception, exception_text, safe_repr
 from conformance.behaviours import CANCEL_MESSAGE, Behaviour, HandlerCall, Script
@@ -212,6 +213,14 @@ class Trial:
         self.judged = 0
         """How many examples a clause about a handler's result could judge (white-box: the
         handler ran); see `conformance.properties.shared.not_reached`."""
+        self.output = OutputCapture()
+        """What the target logged or warned during its jobs; the engine marks where each
+        example starts (`OutputCapture.start_example`)."""
+
+    def _run_job(self, job: Make, limit: float) -> Job | None:
+        """One job on the deadline runner, with the target's logging and warnings captured."""
+        with self.output.capturing():
+            return self.runner.run(job, limit, isolate=self.white_box)
 
     @property
     def white_box(self) -> bool:
@@ -302,7 +311,7 @@ class Trial:
                 results.append(await _execute(executor, step.action, self.deadline))
 
         limit = self.deadline + GRACE
-        finished = self.runner.run(job, limit, isolate=self.white_box)
+        finished = self._run_job(job, limit)
         return self._finish(finished, results, steps, script, marks)
 
     def run_concurrently(self, tools: Sequence[Any], steps: Sequence[Step]) -> list[Observed]:
@@ -321,7 +330,7 @@ class Trial:
             )
 
         limit = self.deadline + GRACE
-        finished = self.runner.run(job, limit, isolate=self.white_box)
+        finished = self._run_job(job, limit)
         observed = self._finish(finished, results, steps, script, [])
         every = tuple(script.calls) if self.white_box else None
         for item in observed:
@@ -341,7 +350,7 @@ class Trial:
             touch()
             box.append(look(executor))
 
-        finished = self.runner.run(job, self.deadline + GRACE, isolate=self.white_box)
+        finished = self._run_job(job, self.deadline + GRACE)
         if finished is not None and finished.escaped is None and finished.raised is not None:
             raise finished.raised
         return box[0] if box else None
@@ -388,7 +397,7 @@ class Trial:
                 results.append(observed)
 
         limit = self.deadline + GRACE
-        finished = self.runner.run(job, limit, isolate=self.white_box)
+        finished = self._run_job(job, limit)
         if finished is not None and finished.escaped is None and finished_first:
             if isinstance(finished.raised, TargetError):
                 raise finished.raised

@@ -12,6 +12,7 @@ import hypothesis.errors
 from hypothesis import example, given
 
 from conformance._core import hypo
+from conformance._core.capture import OutputCapture
 from conformance._runner import TargetError, Trial
 from conformance.report import ClauseStatus, Counterexample, counterexample
 
@@ -39,6 +40,11 @@ class _Search:
     examples: int = 0
     failure: tuple[Scenario, Violation] | None = None
     stop: BaseException | None = None
+    capture: OutputCapture | None = None
+    """The trial's capture of the target's logging and warnings (issue 9, defect 7)."""
+    lines_before: int = 0
+    output: tuple[str, ...] = ()
+    """What the target logged or warned while the recorded failing example ran."""
 
     def failed(self, message: str, fallback: str | None = None) -> ClauseOutcome:
         if self.failure is None:
@@ -48,11 +54,14 @@ class _Search:
                 )
             return ClauseOutcome(verdict=ClauseStatus.FAIL, examples=self.examples, message=message)
         scenario, recorded = self.failure
+        total = self.capture.total - self.lines_before if self.capture is not None else 0
         return ClauseOutcome(
             verdict=ClauseStatus.FAIL,
             examples=self.examples,
             message=recorded.message + message,
-            counterexample=counterexample(scenario, recorded),
+            counterexample=counterexample(
+                scenario, recorded, output=self.output, output_dropped=total - len(self.output)
+            ),
         )
 
 
@@ -75,10 +84,12 @@ def _hypothesis_test(
             raise search.stop
         if search.failure is None:
             search.examples += 1
+        trial.output.start_example()
         try:
             prop.check(trial, scenario)
         except Violation as violation:
             search.failure = (scenario, violation)
+            search.output = trial.output.example_lines()
             if violation.stop:
                 search.stop = violation
             raise
@@ -113,10 +124,12 @@ def _plainer_failure(prop: Property, trial: Trial, search: _Search) -> None:
         scenario,
         tools=tuple(dataclasses.replace(tool, parameters=PLAIN_SCHEMA) for tool in scenario.tools),
     )
+    trial.output.start_example()
     try:
         prop.check(trial, plain)
     except Violation as violation:
         search.failure = (plain, violation)
+        search.output = trial.output.example_lines()
     except Exception:  # the plainer scenario shows nothing more: keep the one Hypothesis found
         return
 
@@ -132,7 +145,7 @@ def search_clause(
     """Run one clause's property under Hypothesis and say what it concluded."""
     from conformance.properties import Violation
 
-    search = _Search()
+    search = _Search(capture=trial.output, lines_before=trial.output.total)
     test = _hypothesis_test(prop, source, trial, search)
     # Distinct database keys per clause and target, since every clause runs this same function.
     hypo.add_digest(test, f"{prop.clause}:{label}".encode())

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance._core.data import arguments_key
+from conformance._core.data import arguments_key, fingerprint, is_plain_json, mutate_in_place
 from conformance._core.data import thaw as plain_copy
 from conformance._core.text import type_name
 from polyloop import ToolEnvironmentError, ToolValidationError
@@ -457,7 +457,7 @@ class MutateArguments(Behaviour):
         return f"mutates its arguments, then {self.then.describe()}"
 
     async def run(self, arguments: Any, call: HandlerCall) -> Any:
-        _mutate(arguments)
+        mutate_in_place(arguments)
         return await self.then.run(arguments, call)
 
 
@@ -498,83 +498,6 @@ class Sleep(Behaviour):
     async def run(self, arguments: Any, call: HandlerCall) -> Any:
         await asyncio.sleep(self.seconds)
         return await self.then.run(arguments, call)
-
-
-def _mutate(value: Any, depth: int = 0) -> None:
-    """Change a received argument structure in place, wherever it is mutable: dicts and lists,
-    and (E13) what non-JSON leaves hold — set members, dict keys and other objects' attributes,
-    bytearrays — so a leaf the executor shares with the recorded call shows the change."""
-    if depth > 20:
-        return
-    if isinstance(value, dict):
-        for key in list(value):
-            if type(key) is not str:
-                _mutate(key, depth + 1)
-        for item in list(value.values()):
-            _mutate(item, depth + 1)
-        value["__mutated_by_handler__"] = True
-        for key in [key for key in value if key != "__mutated_by_handler__"][:1]:
-            del value[key]
-    elif isinstance(value, list):
-        for item in value:
-            _mutate(item, depth + 1)
-        value.append("mutated by handler")
-    elif isinstance(value, set):
-        for item in list(value):
-            _mutate(item, depth + 1)
-        value.add("mutated by handler")
-    elif isinstance(value, bytearray):
-        value.extend(b"!")
-    elif type(value) not in (str, int, float, bool, type(None)):
-        attributes = getattr(value, "__dict__", None)
-        if isinstance(attributes, dict):
-            for item in list(attributes.values()):
-                _mutate(item, depth + 1)
-
-
-def fingerprint(value: Any, depth: int = 0) -> Any:
-    """A hashable picture of an argument structure *including* what non-JSON leaves hold (set
-    members, object attributes, bytes), taken at one moment: two pictures differ when a mutation
-    happened in between, even where a shallow copy shares the leaf (E13). Mappings and
-    lists/tuples compare by content whatever their class; ``3`` equals ``3.0``, ``True`` is not
-    ``1``."""
-    if depth > 20:
-        return ("deep",)
-    if value is None or type(value) is str:
-        return ("str", value) if value is not None else ("null",)
-    if isinstance(value, bool):
-        return ("boolean", value)
-    if type(value) in (int, float):
-        return ("number", value)
-    if isinstance(value, Mapping):
-        return (
-            "object",
-            frozenset(
-                (fingerprint(key, depth + 1), fingerprint(item, depth + 1))
-                for key, item in value.items()
-            ),
-        )
-    if isinstance(value, (list, tuple)):
-        return ("array", tuple(fingerprint(item, depth + 1) for item in value))
-    if isinstance(value, (set, frozenset)):
-        return ("set", frozenset(fingerprint(item, depth + 1) for item in value))
-    if isinstance(value, (bytes, bytearray)):
-        return ("bytes", bytes(value))
-    attributes = getattr(value, "__dict__", None)
-    state = fingerprint(dict(attributes), depth + 1) if isinstance(attributes, dict) else None
-    if isinstance(value, str):
-        return ("str", str.__str__(value), state)
-    return ("leaf", type_name(value), state)
-
-
-def is_plain_json(value: Any) -> bool:
-    """True for a structure made only of dicts, lists and JSON scalars (no mapping proxies,
-    tuples or other containers)."""
-    if isinstance(value, dict):
-        return type(value) is dict and all(is_plain_json(item) for item in value.values())
-    if isinstance(value, list):
-        return type(value) is list and all(is_plain_json(item) for item in value)
-    return value is None or type(value) in (str, int, float, bool)
 
 
 ToolHandlerFunction = Callable[..., Awaitable[Any]]

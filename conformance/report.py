@@ -103,9 +103,19 @@ class Counterexample:
     actual: str
     tools: tuple[str, ...] | None = None
     """The registered tool names, when the failing action names none of them (E1: code)."""
+    output: tuple[str, ...] = ()
+    """What the target logged or warned while this very example ran, one line per log record
+    or warning (issue 9, defect 7); at most `conformance._core.capture.LINES_KEPT`."""
+    output_dropped: int = 0
+    """Lines the target logged or warned during the clause's other examples (or beyond the
+    limit), not shown: they belong to examples that passed or were shrunk away."""
+
+    def __post_init__(self) -> None:
+        # Read back from JSON (a child process's report), `output` is a list.
+        object.__setattr__(self, "output", tuple(self.output))
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "schema": _jsonable(self.schema),
             "tools": None if self.tools is None else list(self.tools),
             "action": _jsonable(self.action),
@@ -113,6 +123,10 @@ class Counterexample:
             "expected": self.expected,
             "actual": self.actual,
         }
+        if self.output or self.output_dropped:
+            data["output"] = list(self.output)
+            data["output_dropped"] = self.output_dropped
+        return data
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -286,6 +300,7 @@ class Report:
                     f"  behaviour  {e(example.behaviour)}",
                     f"  expected   {e(example.expected)}",
                     f"  actual     {e(example.actual)}",
+                    *_output_lines(example),
                 ]
             if r.reproduce and r.status in ("fail", "error", "xfail"):
                 lines.append(f"  reproduce  {e(r.reproduce)}")
@@ -302,6 +317,22 @@ class Report:
         if unchecked is not None:
             lines.append(f"{unchecked} (--allow-skips accepts this)")
         return "\n".join(lines)
+
+
+def _output_lines(example: Counterexample) -> list[str]:
+    """The counterexample's own captured output, under the lines that describe it."""
+    lines = [
+        f"  {'output' if index == 0 else '':<11}{escape_name(line)}"
+        for index, line in enumerate(example.output)
+    ]
+    if example.output_dropped:
+        other = count(example.output_dropped, "line")
+        where = "elsewhere in this clause" if example.output else "during this clause"
+        lines.append(
+            f"  {'' if example.output else 'output':<11}({other} logged or warned {where}, "
+            "not shown)"
+        )
+    return lines
 
 
 def _compact(value: object, limit: int = 600) -> str:
@@ -321,8 +352,15 @@ def _behaviour_text(step: Any) -> str:
     return step.behaviour.describe() if step.behaviour else "unknown (black-box)"
 
 
-def counterexample(scenario: Scenario, violation: Violation) -> Counterexample:
-    """The report's form of a failing scenario and what the check saw."""
+def counterexample(
+    scenario: Scenario,
+    violation: Violation,
+    *,
+    output: tuple[str, ...] = (),
+    output_dropped: int = 0,
+) -> Counterexample:
+    """The report's form of a failing scenario and what the check saw, with what the target
+    logged or warned while it ran (`output`) and how many other lines were not kept."""
     steps = scenario.steps
     step = steps[min(violation.step, len(steps) - 1)]
     call = step.action.tool_call
@@ -341,6 +379,8 @@ def counterexample(scenario: Scenario, violation: Violation) -> Counterexample:
             behaviour=_behaviour_text(step),
             expected=violation.expected,
             actual=violation.actual,
+            output=output,
+            output_dropped=output_dropped,
         )
     return Counterexample(
         schema=schema,
@@ -349,6 +389,8 @@ def counterexample(scenario: Scenario, violation: Violation) -> Counterexample:
         behaviour="; ".join(f"step {i + 1}: {_behaviour_text(s)}" for i, s in enumerate(steps)),
         expected=violation.expected,
         actual=violation.actual,
+        output=output,
+        output_dropped=output_dropped,
     )
 
 

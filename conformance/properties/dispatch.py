@@ -52,6 +52,7 @@ from conformance.properties.shared import (
     stop_if_hung,
     violation,
 )
+from conformance.strategies import SPECIAL_NAMES_TOOL, SPECIAL_PROPERTY_NAMES
 from polyloop import Action, ActionOutcome, ActionStatus, RegistryExecutor, ReplayPolicy
 
 
@@ -502,6 +503,7 @@ _DEFAULTS_TOOL = object_tool(
     {"limit": {"type": "integer", "default": 10}, "order": {"type": "string", "default": "asc"}},
     description="List items.",
 )
+_SPECIAL = (SPECIAL_NAMES_TOOL,)
 _SAFE_TOOL = object_tool(
     "lookup",
     {"key": {"type": "string"}},
@@ -552,6 +554,12 @@ def traps() -> dict[str, list[Scenario]]:
             trap(_call("count", {"n": -(2**63) - 1, "tag": None})),
             twice(_SAFE_TOOL, {"key": "a"}, ReturnText(text="ok")),
             twice(_SAFE_TOOL, {"key": "a"}, YieldFirst(times=3, then=ReturnText(text="ok"))),
+            # One special property name per call, so a counterexample names the one a runtime
+            # dropped, renamed or refused (LangChain drops config/run_manager, refuses self).
+            *(
+                trap(_call("special", {name: f"value of {name}"}), among=_SPECIAL)
+                for name in SPECIAL_PROPERTY_NAMES
+            ),
         ],
         "E9": [
             trap(_call("search", {"q": "x"}), ReturnNonStr(kind=kind))

@@ -357,6 +357,36 @@ def check_V8(trial: Trial, scenario: Scenario) -> None:
             expectation,
             observed,
         )
+    _check_literals_not_echoed(trial, scenario, text, (expectation, observed))
+
+
+def _check_literals_not_echoed(
+    trial: Trial, scenario: Scenario, text: str, seen: tuple[Expectation, Observed]
+) -> None:
+    """V8 for booleans and nulls, which cannot be made distinctive as strings and numbers are:
+    the same call with every boolean flipped and every null made ``false`` is sent too, and
+    the two rejection messages may not differ in just those values (`gen.echoes_literals`
+    says why this cannot accuse a message that names ``null`` or ``false`` for other
+    reasons)."""
+    tool_call = scenario.steps[0].action.tool_call
+    if tool_call is None or not gen.has_literals(tool_call.arguments):
+        return
+    partner_arguments = gen.flipped_literals(tool_call.arguments)
+    partner = trap(
+        call(tool_call.name, partner_arguments), scenario.steps[0].behaviour, scenario.tools
+    )
+    _, _, observed = single_step(trial, partner)
+    if not rejected_outcome(observed):
+        return  # the flip made the call valid (an enum, a const): nothing to compare
+    assert isinstance(observed.outcome, ActionOutcome)
+    partner_text = observed.outcome.observation
+    if isinstance(partner_text, str) and gen.echoes_literals(text, partner_text):
+        shown = json.dumps(partner_text[:300], ensure_ascii=False)
+        raise violation(
+            "the rejection message echoes a boolean or null argument value: for the same call "
+            f"with every boolean flipped and every null made false it reads {shown}",
+            *seen,
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -442,24 +472,6 @@ _EDGE_VALUES: tuple[dict[str, Any], ...] = (
     {"uri": "urn:isbn:0451450523"},
 )
 _BIG_NUMBERS: tuple[Any, ...] = (1e16, 1e300, -0.0, 2**63, 2**64, -(2**63) - 1, 2**64 + 1, 10**400)
-_SPECIAL_NAMES = (
-    "self",
-    "cls",
-    "config",
-    "run_manager",
-    "callbacks",
-    "args",
-    "kwargs",
-    "a.b",
-    "with space",
-    "kebab-case",
-    "",
-    "ключ",
-    "名前",
-)
-"""Property names real tool runtimes treat specially (bound to a parameter of their own, dropped,
-or refused): a valid call naming them must still be accepted (issue 9, defect 9)."""
-_SPECIAL = _one_tool("special", {name: {"type": "string"} for name in _SPECIAL_NAMES})
 _NEAR_MISSES = (
     "read-file",
     "functions.read_file",
@@ -517,7 +529,10 @@ def traps() -> dict[str, list[Scenario]]:
             *(trap(call("count", {"x": value}), among=_NUMBERS) for value in _BIG_NUMBERS),
             *(trap(call("edges", value), among=_EDGES) for value in _EDGE_VALUES),
             trap(call("edges", {"x": 2.5}), among=_D4_EXCLUSIVE),
-            trap(call("special", {name: "v" for name in _SPECIAL_NAMES}), among=_SPECIAL),
+            trap(
+                call("special", {name: "v" for name in gen.SPECIAL_PROPERTY_NAMES}),
+                among=(gen.SPECIAL_NAMES_TOOL,),
+            ),
         ],
         "V2": [
             trap(call("Read_File", {"path": "a.txt"})),
@@ -547,5 +562,9 @@ def traps() -> dict[str, list[Scenario]]:
             trap(call("count", {"n": f"{mark}1", "tag": SENTINEL_NUMBERS[0]})),
             trap(call("count", {"n": SENTINEL_NUMBERS[1], "tag": SENTINEL_NUMBERS[0]})),
             trap(call("count", {"n": SENTINEL_NUMBERS[1]})),
+            # booleans and nulls: checked against the same call with the values flipped
+            trap(call("count", {"n": True})),
+            trap(call("count", {"n": None})),
+            trap(call("count", {"n": [False, None]})),
         ],
     }

@@ -38,7 +38,31 @@ _ENUM_WORDS = ("asc", "desc", "open", "closed", "all", "json", "text", "markdown
 _ENUM_VALUES: tuple[Any, ...] = (None, True, False, 0, 1, -7, 2.5, "asc", "x", "", "日本")
 _UNKNOWN_TYPES = ("dict", "float", "any", "tuple", "int", "str", "list")
 _PATTERNS = ("^[a-z0-9_-]+$", "^\\d{4}-\\d{2}-\\d{2}$", "^https?://", "^[A-Z]{2,3}$")
-_ODD_PROPERTY_NAMES = (
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolDef:
+    """A tool without a handler: what the kit generates, and scripts a handler for."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    replay_policy: ReplayPolicy = ReplayPolicy.NEVER
+    completes_run: bool = False
+
+    def spec(self, handler: Callable[..., Any] | None = None) -> ToolSpec:
+        """The polyloop ToolSpec for this tool, with `handler`."""
+        return ToolSpec(
+            name=self.name,
+            description=self.description,
+            parameters=self.parameters,
+            replay_policy=self.replay_policy,
+            completes_run=self.completes_run,
+            handler=handler,
+        )
+
+
+SPECIAL_PROPERTY_NAMES = (
     "",
     "x-trace",
     "with space",
@@ -56,9 +80,21 @@ _ODD_PROPERTY_NAMES = (
     "kebab-case",
     "名前",
 )
-"""Property names real runtimes treat specially (LangChain binds ``config``/``run_manager`` to
-parameters of its own and refuses ``self``; ``args``/``kwargs``/``cls`` collide with Python
-signatures), or that are not identifiers at all."""
+"""Property names real tool runtimes treat specially, the one list of them (issue 9, defect 9):
+LangChain binds ``config``/``run_manager``/``callbacks`` to parameters of its own and drops
+them from the arguments, and refuses ``self``; ``args``/``kwargs``/``cls`` collide with Python
+signatures; ``$ref``/``type`` with schema keywords; the rest are not identifiers at all. A
+valid call naming them must be accepted (V1) and reach the handler unchanged (E8). Generated
+schemas name one of them one property in six; the traps of V1 and E8 name every one."""
+SPECIAL_NAMES_TOOL = ToolDef(
+    name="special",
+    description="",
+    parameters={
+        "type": "object",
+        "properties": {name: {"type": "string"} for name in SPECIAL_PROPERTY_NAMES},
+    },
+)
+"""A tool whose properties are all the `SPECIAL_PROPERTY_NAMES`, for the traps."""
 _DEF_NAMES = ("Path", "Options", "Filter", "Range", "Item", "Mode")
 _TYPE_NAMES = tuple(sorted(JSON_TYPES))
 _ADDITIONAL: tuple[Any, ...] = (None, False, None, False, True, {}, {"type": "string"}, {"not": {}})
@@ -121,7 +157,7 @@ class _SeededChoices(_Choices):
 
 def _property_name(c: _Choices) -> str:
     if c.one_in(6):
-        return str(c.pick(_ODD_PROPERTY_NAMES))
+        return str(c.pick(SPECIAL_PROPERTY_NAMES))
     return str(c.pick(_PROPERTY_WORDS))
 
 
@@ -358,28 +394,6 @@ def schema_pool(seed: int, size: int = 300) -> tuple[dict[str, Any], ...]:
     built = [_schema(_SeededChoices(seed * 1_000_003 + index), dialects) for index in range(size)]
     built.sort(key=lambda schema: len(json.dumps(schema)))
     return TRAP_SCHEMAS + tuple(built)
-
-
-@dataclass(frozen=True, kw_only=True)
-class ToolDef:
-    """A tool without a handler: what the kit generates, and scripts a handler for."""
-
-    name: str
-    description: str
-    parameters: Mapping[str, Any]
-    replay_policy: ReplayPolicy = ReplayPolicy.NEVER
-    completes_run: bool = False
-
-    def spec(self, handler: Callable[..., Any] | None = None) -> ToolSpec:
-        """The polyloop ToolSpec for this tool, with `handler`."""
-        return ToolSpec(
-            name=self.name,
-            description=self.description,
-            parameters=self.parameters,
-            replay_policy=self.replay_policy,
-            completes_run=self.completes_run,
-            handler=handler,
-        )
 
 
 @st.composite

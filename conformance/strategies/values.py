@@ -66,6 +66,47 @@ def has_sentinel(text: str) -> bool:
     return SENTINEL_MARK in text or _SENTINEL_NUMBER.search(text) is not None
 
 
+_LITERAL_PARTNER: Mapping[Any, Any] = {True: False, False: True, None: False}
+_LITERAL_WORDS = re.compile(r"(?<![A-Za-z0-9_])(?:true|false|null|True|False|None)(?![A-Za-z0-9_])")
+
+
+def flipped_literals(value: Any) -> Any:
+    """`value` with every boolean flipped and every null made ``False``: the partner call of
+    V8's check for echoed booleans and nulls (see `echoes_literals`). Keys stay."""
+    if isinstance(value, Mapping):
+        return {key: flipped_literals(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [flipped_literals(item) for item in value]
+    if value is None or isinstance(value, bool):
+        return _LITERAL_PARTNER[value]
+    return value
+
+
+def has_literals(value: Any) -> bool:
+    """Whether `value` holds a boolean or a null anywhere (so `flipped_literals` changes it)."""
+    if isinstance(value, Mapping):
+        return any(has_literals(item) for item in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(has_literals(item) for item in value)
+    return value is None or isinstance(value, bool)
+
+
+def echoes_literals(text: str, partner_text: str) -> bool:
+    """Whether two rejection messages, for a call and for its `flipped_literals` partner,
+    differ only in the spelling of booleans and nulls (``true``/``True``, ``null``/``None``).
+
+    A message may name ``null`` or ``false`` for reasons of its own (a type name, an
+    ``additionalProperties: false``), so a word alone proves nothing. But the two calls differ
+    only in those values, so such a word is the same in both messages unless it came from the
+    value; and a message that merely names the JSON *type* says ``boolean``/``null`` where its
+    partner says ``boolean``/``boolean``, which is not a literal spelling, so the texts differ
+    elsewhere too. Only a message that prints the values themselves differs in exactly those
+    words. (An executor whose partner message differs in other ways too is not accused.)"""
+    if text == partner_text or not _LITERAL_WORDS.search(text):
+        return False
+    return _LITERAL_WORDS.sub("\x00", text) == _LITERAL_WORDS.sub("\x00", partner_text)
+
+
 def sentinel_number(value: int | float, index: int) -> int | float:
     """The `index`-th sentinel number standing for `value`: of the same Python type, and
     integral exactly when `value` is (so it keeps its JSON types, V6)."""

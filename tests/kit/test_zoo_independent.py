@@ -385,6 +385,30 @@ def _live_e15_lookalike(entry: Any) -> None:
     assert isinstance(outcome, LookalikeOutcome) and not isinstance(outcome, ActionOutcome)
 
 
+def _live_v8_literal(entry: Any) -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    outcome = _outcome_of(entry, _registry(("t", schema)), _call("t", {"n": None}))
+    assert _rejected(outcome) and "got null (null)" in outcome.observation, "V8 bug dead"
+
+
+def _live_e8_special_name(name: str, *, raises: bool = False) -> Callable[[Any], None]:
+    """The handler does not get exactly ``{name: "v"}``: dropped, or (`raises`) execute
+    raised TypeError before the handler ran."""
+
+    def check(entry: Any) -> None:
+        handler = _Counting(lambda n: asyncio.sleep(0, "ok"))
+        schema = {"type": "object", "properties": {name: {"type": "string"}}}
+        registry = _registry(("t", schema), handler=handler.handler)
+        if raises:
+            with pytest.raises(TypeError):
+                _outcome_of(entry, registry, _call("t", {name: "v"}))
+        else:
+            _outcome_of(entry, registry, _call("t", {name: "v"}))
+        assert handler.calls != [{name: "v"}], f"{name!r} reached the handler: E8 bug dead"
+
+    return check
+
+
 LIVE: dict[str, Callable[[Any], None]] = {
     "LegacyDialectOnlyWithHash": _live_v1({**_REF_SIBLING, "$schema": _D7}, {"path": ["a"]}),
     "RefSilencesSiblingsOnlyInDraft07": _live_v1(
@@ -458,6 +482,10 @@ LIVE: dict[str, Callable[[Any], None]] = {
     "SortedParametersRegistryExecutor": _live_e15,
     "CommaSpaceParametersRegistryExecutor": _live_e15,
     "ReturnsLookalikeOutcome": _live_e15_lookalike,
+    # ---- issue 9 round 3
+    "DropsRunnableConfigKeys": _live_e8_special_name("config"),
+    "RaisesOnSelfProperty": _live_e8_special_name("self", raises=True),
+    "EchoesBooleanAndNullValues": _live_v8_literal,
 }
 
 

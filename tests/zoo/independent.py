@@ -816,3 +816,59 @@ def target_of(entry: Any) -> Any:
     """The factory to certify for an entry (see `INDEPENDENT`)."""
     make = getattr(entry, "target", None)
     return make() if callable(make) else entry
+
+
+# ---- issue 9 round 3 ---------------------------------------------------------------------------
+
+
+class DropsRunnableConfigKeys(ZooExecutor):
+    """Removes the properties ``config`` and ``run_manager`` from the arguments before calling
+    the handler, as LangChain's ``StructuredTool`` does (it binds those names to parameters of
+    its own): a call whose schema declares them reaches the handler without them (E8)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E8",)
+    RESERVED = frozenset({"config", "run_manager"})
+
+    def handler_arguments(self, call: ToolCall) -> object:
+        arguments = thaw(call.arguments)
+        if isinstance(arguments, dict):
+            return {key: value for key, value in arguments.items() if key not in self.RESERVED}
+        return arguments
+
+
+class RaisesOnSelfProperty(ZooExecutor):
+    """Calls the handler as a Python method with the arguments as keywords, so a property named
+    ``self`` collides with the bound instance: ``TypeError: got multiple values for argument
+    'self'`` escapes before the handler runs, for a call JSON Schema accepts: the handler of
+    an accepted call is awaited once (E8), and a call JSON Schema accepts reaches it (V1; one
+    cause, the two clauses it breaks, as for any valid call whose handler never runs)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("V1", "E8")
+
+    def handler_arguments(self, call: ToolCall) -> object:
+        arguments = thaw(call.arguments)
+        if isinstance(arguments, dict) and "self" in arguments:
+            raise TypeError("invoke() got multiple values for argument 'self'")
+        return arguments
+
+
+class EchoesBooleanAndNullValues(ZooExecutor):
+    """Names the JSON type of a wrong value and, for a boolean or null ("those can't be
+    secrets"), the value too: ``'n' must be 'integer', got boolean (true)``. V8 forbids echoing
+    an argument value of any JSON type; strings and numbers are never echoed here."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("V8",)
+
+    @staticmethod
+    def json_type_name(value: object) -> str:
+        name = ZooExecutor.json_type_name(value)
+        return f"{name} ({json.dumps(value)})" if value is None or isinstance(value, bool) else name
+
+
+ROUND_3: tuple[Any, ...] = (
+    DropsRunnableConfigKeys,
+    RaisesOnSelfProperty,
+    EchoesBooleanAndNullValues,
+)
+"""The entries of round 3, kept apart so the middle of this file can change freely."""
+INDEPENDENT = (*INDEPENDENT, *ROUND_3)
