@@ -3,6 +3,7 @@ probe that tells a black-box registry offering a clause no scenario from a claus
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -46,6 +47,19 @@ class _Search:
     output: tuple[str, ...] = ()
     """What the target logged or warned while the recorded failing example ran."""
 
+    def check(self, prop: Property, trial: Trial, scenario: Scenario) -> None:
+        """Run `prop`'s check on `scenario`; a violation is recorded as the failure, with what
+        the target logged or warned meanwhile, and raised again."""
+        from conformance.properties import Violation
+
+        trial.output.start_example()
+        try:
+            prop.check(trial, scenario)
+        except Violation as violation:
+            self.failure = (scenario, violation)
+            self.output = trial.output.example_lines()
+            raise
+
     def failed(self, message: str, fallback: str | None = None) -> ClauseOutcome:
         if self.failure is None:
             if fallback is not None:
@@ -84,12 +98,9 @@ def _hypothesis_test(
             raise search.stop
         if search.failure is None:
             search.examples += 1
-        trial.output.start_example()
         try:
-            prop.check(trial, scenario)
+            search.check(prop, trial, scenario)
         except Violation as violation:
-            search.failure = (scenario, violation)
-            search.output = trial.output.example_lines()
             if violation.stop:
                 search.stop = violation
             raise
@@ -113,8 +124,6 @@ def _plainer_failure(prop: Property, trial: Trial, search: _Search) -> None:
     `PLAIN_SCHEMA`, that scenario becomes the counterexample."""
     import dataclasses
 
-    from conformance.properties import Violation
-
     if search.failure is None:
         return
     scenario, found = search.failure
@@ -124,14 +133,8 @@ def _plainer_failure(prop: Property, trial: Trial, search: _Search) -> None:
         scenario,
         tools=tuple(dataclasses.replace(tool, parameters=PLAIN_SCHEMA) for tool in scenario.tools),
     )
-    trial.output.start_example()
-    try:
-        prop.check(trial, plain)
-    except Violation as violation:
-        search.failure = (plain, violation)
-        search.output = trial.output.example_lines()
-    except Exception:  # the plainer scenario shows nothing more: keep the one Hypothesis found
-        return
+    with contextlib.suppress(Exception):  # Violation: recorded; else keep Hypothesis's one
+        search.check(prop, trial, plain)
 
 
 def search_clause(
