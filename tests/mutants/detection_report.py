@@ -107,9 +107,10 @@ def write_report(
         "Mutants: cosmic-ray's argument-free operators over `polyloop/tools.py`, "
         "`polyloop/_json.py`, `polyloop/types.py`, each loaded in memory and judged twice:",
         "",
-        "- **kit**: `certify(RegistryExecutor, only=[clause], level='strict', profile='ci', "
-        "seed=0)`, white-box, clause by clause, stopping at the first clause that fails; only "
-        "the clauses whose reference run executes the mutated statement;",
+        "- **kit**: one `certify(RegistryExecutor, only=<clauses>, level='strict', profile='ci', "
+        "seed=0, fail_fast=True)`, white-box, stopping at the first clause that fails; "
+        "`<clauses>` are the clauses whose reference run executes the mutated statement, "
+        "the ones that killed most mutants of the same function first;",
         "- **tests**: `pytest -x` over polyloop's own library tests (`tests/test_*.py`) whose "
         "reference run executes the mutated statement, fastest first.",
         "",

@@ -7,8 +7,8 @@ Mutants come from cosmic-ray's operators (`cosmic_ray.plugins`, `MutationVisitor
 memory by an import hook (the tree on disk is never touched, so several mutants run at once)
 and judged by two independent commands, each in its own forked process:
 
-- **the kit alone**: `conformance.certify(RegistryExecutor, only=[clause], level="strict",
-  profile="ci", seed=0)` clause by clause, stopping at the first clause that does not pass.
+- **the kit alone**: one `conformance.certify(RegistryExecutor, only=clauses, level="strict",
+  profile="ci", seed=0, fail_fast=True)`, stopping at the first clause that does not pass.
   Only the clauses whose reference run executes the mutated statement are run (a clause that
   never reaches the mutated code behaves exactly as on the reference, seed and all);
 - **polyloop's own library tests** (`tests/test_*.py` about the library): `pytest -x` over the
