@@ -66,30 +66,34 @@ PATH_FUNCTIONS = {
         "_CompiledTool.__init__",
         "_CompiledTool.problem",
         "_CompiledTool._describe",
-        "ToolRegistry.validate",
-        "ToolRegistry._problem",
         "ToolRegistry._unknown_tool",
         "_exception_text",
         "_exception_name",
-        "RegistryExecutor.__init__",
         "RegistryExecutor.execute",
     },
     "polyloop/_json.py": {
         "shorten",
         "safe_repr",
         "type_label",
-        "freeze_arguments",
-        "_copy_leaf",
-        "_copy_key",
-        "_freeze_any",
         "thaw",
         "thaw_arguments",
     },
-    "polyloop/types.py": {"_trusted_outcome", "<module>"},
+    "polyloop/types.py": {"_trusted_outcome"},
 }
-"""The validation and dispatch path (issue 10): `_CompiledTool`, `ToolRegistry.validate`,
-`RegistryExecutor`, the outcome builder and argument recording/thawing, with the helpers they
-call. Everything else (spec and registry construction, `schema_for_model`, `restrict_to`,
+"""The validation and dispatch path (issue 10): what `RegistryExecutor.execute` runs —
+`_CompiledTool`, the registry's unknown-tool message, the outcome builder and argument thawing,
+with the helpers they call. Not on it, so judged by the library tests only:
+
+- `ToolRegistry.validate` and `_problem`: `execute` does not call them (it does the same lookup
+  inline, then `_CompiledTool.problem`), so no executor behaviour depends on them;
+- `RegistryExecutor.__init__`: its checks refuse to build an executor (R8); the kit certifies
+  an executor that was built;
+- `freeze_arguments` and its helpers: they build the `ToolCall` (the recorded call) before any
+  executor sees it, and the kit builds its own calls with them;
+- `polyloop/types.py` at import (the dataclass declarations of `ToolCall`, `ActionOutcome`):
+  their shape is the public API, guarded by `metatests` and the library tests.
+
+Everything else (spec and registry construction, `schema_for_model`, `restrict_to`,
 `ActionOutcome`'s own checks, S4/S5) belongs to clauses the executor kit does not certify."""
 
 
@@ -578,6 +582,43 @@ def library_tests() -> list[str]:
 # ---- the run ----------------------------------------------------------------------------------
 
 
+ANNOTATION_REASON = (
+    "annotation only: polyloop modules use `from __future__ import annotations`, so a "
+    "function's annotations are strings nothing evaluates; the compiled code is otherwise "
+    "identical (found by `annotation_only`, not judged)"
+)
+
+
+def annotation_only(mutant: Mutant) -> bool:
+    """True when the mutant changes nothing but function annotations (parameters, returns)."""
+    import ast
+
+    def stripped(source: str) -> str:
+        tree = ast.parse(source)
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                node.returns = None
+            elif isinstance(node, ast.arg):
+                node.annotation = None
+        return ast.dump(tree)
+
+    original = (ROOT / mutant.module).read_text(encoding="utf-8")
+    if "from __future__ import annotations" not in original:
+        return False
+    return stripped(original) == stripped(mutant.source)
+
+
+def with_annotation_only(
+    mutants: Sequence[Mutant], equivalents: dict[str, dict[str, str]]
+) -> dict[str, dict[str, str]]:
+    """`equivalents` plus every annotation-only mutant, as kind `equivalent`."""
+    found = dict(equivalents)
+    for mutant in mutants:
+        if mutant.id not in found and annotation_only(mutant):
+            found[mutant.id] = {"kind": "equivalent", "reason": ANNOTATION_REASON}
+    return found
+
+
 def _equivalents() -> dict[str, dict[str, str]]:
     if not EQUIVALENT_FILE.exists():
         return {}
@@ -603,6 +644,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--results", default=str(CACHE_DIR / "results.json"))
     parser.add_argument("--limit", type=int, default=None, help="judge only the first N mutants")
     parser.add_argument("--match", default=None, help="judge only mutants whose id contains this")
+    parser.add_argument(
+        "--judge",
+        choices=("both", "kit", "tests"),
+        default="both",
+        help="run only one judge (for iterating on the kit or on the tests; the report says "
+        "the run is partial)",
+    )
     parser.add_argument(
         "--report-only",
         action="store_true",
@@ -637,6 +685,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         mutants = [m for m in mutants if args.match in m.id]
     if args.limit is not None:
         mutants = mutants[: args.limit]
+    equivalents = with_annotation_only(mutants, equivalents)
     if args.report_only:
         saved = json.loads(Path(args.results).read_text())
         meta = saved.pop("__meta__", {})
@@ -699,6 +748,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     def reached_clauses(mutant: Mutant) -> list[str]:
         lines = set(range(mutant.lines[0], mutant.lines[1] + 1))
         hit = [c for c in clauses if lines & set(clause_info[c]["lines"].get(mutant.module, []))]
+        if not hit and code_patches(mutant) is None:
+            hit = list(clauses)  # runs at import, before any clause is measured: all depend on it
         return sorted(hit, key=lambda c: clause_info[c]["clause_seconds"])
 
     def reached_tests(mutant: Mutant) -> list[str]:
@@ -735,6 +786,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         entry["test_count"] = len(tests)
         entry["source_sha"] = hashlib.sha1(mutant.source.encode()).hexdigest()
         entry["patched"] = bool(code_patches(mutant))
+        if equivalents.get(mutant.id, {}).get("reason") == ANNOTATION_REASON:
+            entry["kit"] = entry["tests"] = {"status": "not judged"}
+            continue
         old = previous.get(mutant.id, {})
         if old.get("source_sha") == entry["source_sha"]:
             for judge in ("kit", "tests"):
@@ -742,6 +796,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     entry[judge] = {**old[judge], "reused": True}
         if "kit" in entry:
             pass
+        elif args.judge == "tests":
+            entry["kit"] = {"status": "skipped"}
         elif not mutant.on_path:
             entry["kit"] = {"status": "off-path"}  # the kit's target is the path; saves time
         elif kit:
@@ -760,6 +816,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             entry["kit"] = {"status": "unreached"}
         if "tests" in entry:
             pass
+        elif args.judge == "kit":
+            entry["tests"] = {"status": "skipped"}
         elif tests:
             budget = sum(durations.get(n, 0.0) for n in tests)
             test_requests.append((mutant, tests, 60 + 4 * budget))
@@ -806,7 +864,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "reference_seconds": reference_seconds,
         "jobs": args.jobs,
         "load": [list(load), list(os.getloadavg())],
-        "partial": bool(args.match or args.limit),
+        "partial": bool(args.match or args.limit or args.judge != "both"),
         "reused": bool(args.reuse_kills),
     }
     Path(args.results).parent.mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from detection_report import write_report
-from run import Mutant, _locate
+from run import ANNOTATION_REASON, ROOT, Mutant, _locate, annotation_only, with_annotation_only
 
 
 def mutant(name: str, *, on_path: bool = True) -> Mutant:
@@ -140,3 +140,25 @@ def test_a_mutated_line_is_located_in_its_function_and_statement(
 def test_mutant_is_a_frozen_value() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         mutant("x").id = "y"  # type: ignore[misc]
+
+
+def _replaced(old: str, new: str) -> Mutant:
+    source = (ROOT / "polyloop/tools.py").read_text(encoding="utf-8")
+    assert source.count(old) == 1
+    return dataclasses.replace(mutant(f"{old} => {new}"), source=source.replace(old, new))
+
+
+def test_annotation_only_mutants_are_recognised_and_marked_equivalent() -> None:
+    only_annotation = _replaced(
+        "def _exception_text(exc: BaseException) -> str | None:",
+        "def _exception_text(exc: BaseException) -> str + None:",
+    )
+    parameter = _replaced("def _plain_key(key: object)", "def _plain_key(key: int)")
+    behaviour = _replaced(
+        "if type(key) is str:\n        return key", "if type(key) is int:\n        return key"
+    )
+    assert annotation_only(only_annotation)
+    assert annotation_only(parameter)
+    assert not annotation_only(behaviour)
+    found = with_annotation_only([only_annotation, behaviour], {})
+    assert found == {only_annotation.id: {"kind": "equivalent", "reason": ANNOTATION_REASON}}
