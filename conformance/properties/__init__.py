@@ -20,7 +20,7 @@ from functools import lru_cache
 from hypothesis import strategies as st
 
 from conformance._runner import Trial
-from conformance.properties import dispatch, validation
+from conformance.properties import dispatch, isolation, validation
 from conformance.properties.scenarios import (
     ActionKind,
     Property,
@@ -55,10 +55,11 @@ def _row(
     """The property of `clause`: its check is ``check_<clause>`` of its clauses' module, its
     hand-picked scenarios that module's ``traps()[clause]``."""
     module = validation if clause.startswith("V") else dispatch
+    check = getattr(module, f"check_{clause}", None) or getattr(isolation, f"check_{clause}")
     return Property(
         clause=clause,
         scenarios=scenarios,
-        check=getattr(module, f"check_{clause}"),
+        check=check,
         black_box=black_box,
         examples=lambda: _traps().get(clause, []),
         inconclusive=inconclusive or (lambda _trial: None),

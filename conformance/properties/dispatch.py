@@ -24,8 +24,6 @@ from conformance.behaviours import (
     ReturnText,
     Suspend,
     YieldFirst,
-    fingerprint,
-    is_plain_json,
     plain_copy,
 )
 from conformance.oracle import STR_FAILED, CallVerdict, Observed, expect, mismatch
@@ -353,59 +351,6 @@ def check_E12(trial: Trial, scenario: Scenario) -> None:
         alternative,
         observed,
     )
-
-
-def check_E13(trial: Trial, scenario: Scenario) -> None:
-    """The handler gets its own plain dict; its mutations reach neither the recorded call nor
-    a later call. Arguments may hold non-JSON leaves (a set of objects, a str subclass with
-    attributes, an object key): those are compared by `fingerprint`, which sees inside them,
-    and the executor owes the handler its own copy of them too."""
-    call = scenario.steps[0].action.tool_call
-    assert call is not None
-    original = plain_copy(call.arguments)
-    picture = fingerprint(call.arguments)
-    json_only = is_plain_json(original)
-    observed = trial.run(scenario.tools, scenario.steps)
-    expectation = expect(scenario.schemas, scenario.steps[0].action, scenario.steps[0].behaviour)
-    for index, item in enumerate(observed):
-        stop_if_hung(item, expectation, index)
-    calls = [c for item in observed for c in (item.calls or ())]
-    if calls and calls[0].picture != picture:
-        return  # the very first call got other arguments: E8 reports that
-    for index, handler_call in enumerate(calls):
-        if not isinstance(handler_call.received, Mapping):
-            return  # not even a mapping: E8 reports that
-        if not (handler_call.plain if json_only else type(handler_call.received) is dict):
-            raise Violation(
-                f"call {index + 1}: the handler got a "
-                f"{type(handler_call.received).__name__} that is not a plain dict "
-                "of dicts, lists and JSON values",
-                step=index,
-                expected="a plain dict equal to the arguments",
-                actual=_clip(handler_call.received),
-            )
-        if handler_call.picture != picture:
-            raise Violation(
-                f"call {index + 1}: the handler got arguments changed by an earlier "
-                "call's mutation",
-                step=index,
-                expected=_clip(original),
-                actual=_clip(handler_call.snapshot),
-            )
-    if len(calls) == 2 and calls[0].received is calls[1].received:
-        raise Violation(
-            "both calls handed the handler the same dict object",
-            step=1,
-            expected="a fresh dict per call",
-            actual="the same dict object twice",
-        )
-    if fingerprint(call.arguments) != picture:
-        shared = "" if json_only else " (through a non-JSON leaf it shares with the handler)"
-        raise Violation(
-            f"the handler's mutation reached the recorded ToolCall{shared}",
-            expected=_clip(original),
-            actual=_clip(plain_copy(call.arguments)),
-        )
 
 
 def check_E14(trial: Trial, scenario: Scenario) -> None:

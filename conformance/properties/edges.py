@@ -132,4 +132,6 @@ def non_json_leaves() -> list[Scenario]:
         twice(_OPEN, {"tags": {_Box()}}, vandal),
         twice(_OPEN, {"label": _noted("x"), "raw": bytearray(b"ab")}, vandal),
         twice(_OPEN, {_Box(): "object key", "q": "x"}, vandal),
+        # Only a non-str key, and scalar values: a flat-call fast path must still copy the key.
+        twice(_OPEN, {_Box(): "the only key"}, vandal),
     ]

@@ -28,7 +28,7 @@ from polyloop import (
     ToolValidationError,
 )
 
-from .base import ZooExecutor, shorten, thaw
+from .base import ZooExecutor, name_list, plain_key, shorten, thaw
 
 # --- dispatch: outcomes -------------------------------------------------------------------------
 
@@ -674,6 +674,90 @@ class FalseTypeComplaint(ZooExecutor):
                         f"got {self.json_type_name(value)}"
                     )
         return accused
+
+
+def _is_json(value: object) -> bool:
+    if isinstance(value, Mapping):
+        return all(type(key) is str and _is_json(item) for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return all(_is_json(item) for item in value)
+    return value is None or type(value) in (str, int, float, bool)
+
+
+class NonJsonLeavesAsText(ZooExecutor):
+    """Non-JSON leaves reach the handler as their ``str()`` (as a ``json.dumps(...,
+    default=str)`` round trip would make them), so the handler does not get arguments equal to
+    the call's (E13: its own plain dict *equal to the arguments*).
+
+    The ``thaw`` mutants that turn every leaf into a set (``if not type(value) is
+    frozenset``): E8's calls hold JSON only, so E13 must judge the hand-over itself."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E13",)
+
+    def handler_arguments(self, call: ToolCall) -> object:
+        return thaw(call.arguments, leaf=lambda value: value if _is_json(value) else str(value))
+
+
+class NonJsonLeavesNeverHandedOver(ZooExecutor):
+    """A call whose arguments hold a non-JSON leaf never reaches its handler: the executor
+    answers with an error observation of its own (E13: the handler gets its own copy).
+
+    The ``thaw`` mutants whose comparison of types raises (``type(value) > frozenset``): the
+    ``TypeError`` is caught around the handler call, which never happens."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E13",)
+
+    async def invoke(self, spec: ToolSpec, arguments: object) -> object:
+        if not _is_json(arguments):
+            raise TypeError("'>' not supported between instances of 'type' and 'type'")
+        return await super().invoke(spec, arguments)
+
+
+class FlatCallsShareObjectKeys(ZooExecutor):
+    """A fast path for calls whose values are all scalars hands over a shallow copy, judging
+    only the values: a key that is not a ``str`` (an object) is shared with the handler, whose
+    mutation of it reaches the recorded call (E13).
+
+    The ``thaw_arguments`` mutants ``type(key) is not str`` -> ``is str`` / ``== str``."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E13",)
+
+    def handler_arguments(self, call: ToolCall) -> object:
+        if all(
+            type(item) in (str, int, float, bool, type(None)) for item in call.arguments.values()
+        ):
+            return dict(call.arguments)  # the bug: the keys are not looked at
+        return super().handler_arguments(call)
+
+
+class NamesOnlyFiveKeys(ZooExecutor):
+    """A rejection lists at most five missing or unexpected keys ("and 7 more"), where the
+    contract owes all of them and the kit, since V8 keeps messages short, the first ten (V4,
+    V5).
+
+    The ``_quoted_list`` mutant ``limit: int = 10`` -> ``9``: only a call with more than nine
+    missing (or extra) keys shows it."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("V4", "V5")
+
+    def check_required(
+        self, schema: Mapping[str, object], arguments: Mapping[str, object]
+    ) -> str | None:
+        required = schema.get("required")
+        if not isinstance(required, (list, tuple)):
+            return None
+        present = self.present_keys(arguments)
+        missing = [k for k in dict.fromkeys(required) if isinstance(k, str) and k not in present]
+        return f"missing required argument(s) {name_list(missing, 5)}" if missing else None
+
+    def check_additional(
+        self, schema: Mapping[str, object], arguments: Mapping[str, object]
+    ) -> str | None:
+        allowed = self.allowed_key(schema) if self.additional_applies(schema) else None
+        if allowed is None:
+            return None
+        extra = [key for key in arguments if not allowed(plain_key(key))]  # type: ignore[arg-type]
+        return f"unexpected argument(s) {name_list(extra, 5)}" if extra else None
 
 
 BROKEN: tuple[type[ZooExecutor], ...] = tuple(

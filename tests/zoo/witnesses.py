@@ -341,7 +341,37 @@ async def _e13_non_json_leaf(factory: Factory) -> str | None:
     await outcome_of(factory, registry(Scripted(vandal)), action)
     assert action.tool_call is not None
     (recorded,) = action.tool_call.arguments["tags"]
-    return "a mutation of a set member reached the recorded call" if recorded.items else None
+    if recorded.items:
+        return "a mutation of a set member reached the recorded call"
+    return await _e13_object_key(factory) or await _e13_leaf_handed_over(factory)
+
+
+async def _e13_object_key(factory: Factory) -> str | None:
+    def vandal(arguments: Any) -> str:
+        for key in arguments:
+            key.items.append(1)
+        return "done"
+
+    action = call({Box(): "the only key"})
+    await outcome_of(factory, registry(Scripted(vandal)), action)
+    assert action.tool_call is not None
+    (recorded,) = action.tool_call.arguments
+    return "a mutation of an object key reached the recorded call" if recorded.items else None
+
+
+async def _e13_leaf_handed_over(factory: Factory) -> str | None:
+    got: list[object] = []
+
+    def keep(arguments: Any) -> str:
+        got.append(arguments.get("raw"))
+        return "kept"
+
+    await outcome_of(factory, registry(Scripted(keep)), call({"raw": bytearray(b"ab")}))
+    if not got:
+        return "the handler never got the call holding a bytearray"
+    if got[0] != b"ab":
+        return f"the handler got {got[0]!r} for bytearray(b'ab')"
+    return None
 
 
 # --- validation ----------------------------------------------------------------------------------
@@ -397,13 +427,25 @@ async def _names_keys(
     return None if key in outcome.observation else f"message does not name {key!r}"
 
 
+_TWELVE = [f"key_{index:02d}_x" for index in range(12)]
+
+
+async def _names_ten(factory: Factory, schema: Mapping[str, object], args: object) -> str | None:
+    """Of twelve keys to name, the message names at least ten (the kit's floor)."""
+    outcome = await outcome_of(factory, registry(Scripted(), schema), call(args))
+    named = [key for key in _TWELVE if key in outcome.observation]
+    return None if len(named) >= 10 else f"names {len(named)} of 12 keys: {outcome.observation!r}"
+
+
 async def v4(factory: Factory) -> str | None:
-    return await _names_keys(factory, {"required": ["needed_key"]}, {}, "needed_key")
+    problem = await _names_keys(factory, {"required": ["needed_key"]}, {}, "needed_key")
+    return problem or await _names_ten(factory, {"required": _TWELVE}, {})
 
 
 async def v5(factory: Factory) -> str | None:
     schema = {"properties": {"a": {}}, "additionalProperties": False}
     problem = await _names_keys(factory, schema, {"a": 1, "surplus_key": 2}, "surplus_key")
+    problem = problem or await _names_ten(factory, schema, dict.fromkeys(_TWELVE, 1))
     if problem:
         return problem
     schema = {"additionalProperties": False, "patternProperties": {"^x": {}}}

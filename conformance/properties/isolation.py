@@ -1,0 +1,92 @@
+"""E13, the isolation of a handler's arguments: its own plain copy, whatever it mutates."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from conformance._core.text import clip, json_text
+from conformance._runner import Trial
+from conformance.behaviours import fingerprint, is_plain_json, plain_copy
+from conformance.oracle import CallVerdict, expect
+from conformance.properties.scenarios import Scenario, Violation
+from conformance.properties.shared import stop_if_hung
+
+__all__ = ["check_E13"]
+
+
+def _clip(value: Any, limit: int = 300) -> str:
+    return clip(json_text(value, sort_keys=False), limit)
+
+
+def check_E13(trial: Trial, scenario: Scenario) -> None:
+    """The handler gets its own plain dict; its mutations reach neither the recorded call nor
+    a later call. Arguments may hold non-JSON leaves (a set of objects, a str subclass with
+    attributes, an object key): those are compared by `fingerprint`, which sees inside them,
+    and the executor owes the handler its own copy of them too."""
+    call = scenario.steps[0].action.tool_call
+    assert call is not None
+    original = plain_copy(call.arguments)
+    picture = fingerprint(call.arguments)
+    json_only = is_plain_json(original)
+    observed = trial.run(scenario.tools, scenario.steps)
+    expectation = expect(scenario.schemas, scenario.steps[0].action, scenario.steps[0].behaviour)
+    for index, item in enumerate(observed):
+        stop_if_hung(item, expectation, index)
+    calls = [c for item in observed for c in (item.calls or ())]
+    if (
+        trial.white_box
+        and not calls
+        and not json_only
+        and expectation.verdict is CallVerdict.MUST_ACCEPT
+    ):
+        raise Violation(
+            "the handler was never called, so it never got its own copy of the arguments "
+            "(non-JSON leaves must be handed over too)",
+            expected="the handler called with a plain dict equal to the arguments",
+            actual=_clip(observed[0].outcome if observed else None),
+        )
+    if calls and calls[0].picture != picture:
+        if json_only:
+            return  # the very first call got other arguments: E8 reports that
+        # E8's scenarios hold JSON only, so a non-JSON leaf handed over changed is E13's.
+        raise Violation(
+            "call 1: the handler got arguments that differ from the call's (a non-JSON leaf "
+            "was not handed over as recorded)",
+            expected=_clip(original),
+            actual=_clip(calls[0].snapshot),
+        )
+    for index, handler_call in enumerate(calls):
+        if not isinstance(handler_call.received, Mapping):
+            return  # not even a mapping: E8 reports that
+        if not (handler_call.plain if json_only else type(handler_call.received) is dict):
+            raise Violation(
+                f"call {index + 1}: the handler got a "
+                f"{type(handler_call.received).__name__} that is not a plain dict "
+                "of dicts, lists and JSON values",
+                step=index,
+                expected="a plain dict equal to the arguments",
+                actual=_clip(handler_call.received),
+            )
+        if handler_call.picture != picture:
+            raise Violation(
+                f"call {index + 1}: the handler got arguments changed by an earlier "
+                "call's mutation",
+                step=index,
+                expected=_clip(original),
+                actual=_clip(handler_call.snapshot),
+            )
+    if len(calls) == 2 and calls[0].received is calls[1].received:
+        raise Violation(
+            "both calls handed the handler the same dict object",
+            step=1,
+            expected="a fresh dict per call",
+            actual="the same dict object twice",
+        )
+    if fingerprint(call.arguments) != picture:
+        shared = "" if json_only else " (through a non-JSON leaf it shares with the handler)"
+        raise Violation(
+            f"the handler's mutation reached the recorded ToolCall{shared}",
+            expected=_clip(original),
+            actual=_clip(plain_copy(call.arguments)),
+        )
