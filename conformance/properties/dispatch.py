@@ -51,7 +51,14 @@ from conformance.properties.shared import (
     violation,
 )
 from conformance.strategies import SPECIAL_NAMES_TOOL, SPECIAL_PROPERTY_NAMES
-from polyloop import Action, ActionOutcome, ActionStatus, RegistryExecutor, ReplayPolicy
+from polyloop import (
+    Action,
+    ActionOutcome,
+    ActionStatus,
+    RegistryExecutor,
+    ReplayPolicy,
+    ToolRegistry,
+)
 
 
 def check_E1(trial: Trial, scenario: Scenario) -> None:
@@ -401,7 +408,18 @@ def _executor_problem(executor: Any, names: tuple[str, ...] | None) -> str | Non
             "it must be the same on every call"
         )
     if isinstance(executor, RegistryExecutor):
-        order = names if names is not None else tuple(executor.registry.names())
+        registry = getattr(executor, "registry", None)
+        if not isinstance(registry, ToolRegistry):
+            return (
+                f"the RegistryExecutor's .registry is a {type(registry).__name__}, not the "
+                "ToolRegistry it dispatches to"
+            )
+        if names is not None and tuple(registry.names()) != names:
+            return (
+                f"the RegistryExecutor's .registry holds {_clip(list(registry.names()), 120)}, "
+                f"not the tools it serves, {_clip(list(names), 120)}"
+            )
+        order = names if names is not None else tuple(registry.names())
         wanted = {"tools": ",".join(order)}
         if seen[0] != wanted:
             return (

@@ -42,8 +42,8 @@ WIDE = _one_tool(
     required=WIDE_KEYS,
     additionalProperties=False,
 )
-"""Twelve required keys and a closed schema: a call may lack more keys, or bring more extra
-ones, than a message must list in full (`validation.MUST_NAME`)."""
+"""Twelve required string keys and a closed schema: a call may lack more keys, bring more
+extra ones or mistype more of them than a message must list in full (`validation.MUST_NAME`)."""
 EXTRAS = {f"x{index:02d}_extra": "v" for index in range(12)}
 VAST_KEYS = [f"v{index:02d}_" + "property_name_" * 4 for index in range(22)]
 VAST = _one_tool(
@@ -61,7 +61,7 @@ VAST_CALL = call(
 )
 """Ten keys of the wrong type, twelve missing and twelve unexpected, all with long names: a
 message that lists each problem runs past 2,000 characters unless it is cut (V8), and what it
-keeps must still name the missing keys (V4) and the first ten mistyped ones (V6)."""
+keeps must still name the missing keys (V4)."""
 
 
 EDGES = _one_tool(

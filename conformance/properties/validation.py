@@ -120,7 +120,7 @@ def _rejected(
 
 
 MUST_NAME = 10
-"""How many of the keys (V4, V5) or tools (V2's unknown name) a rejection must name at least
+"""How many of the keys (V4, V5, V6) a rejection must name at least
 when there are more: the contract asks for them all, and V8 for a message under 2,000
 characters, so a long list may end in "and N more" after the first ten."""
 
@@ -558,7 +558,7 @@ def traps() -> dict[str, list[Scenario]]:
             # Rejected for a missing key, with valid values of a later-listed type beside it:
             # a message that judged them by their first listed type would accuse them.
             *(trap(call("nullable", arguments), among=_NULLABLE) for arguments in _ACCUSABLE),
-            trap(picked.VAST_CALL, among=picked.VAST),
+            trap(call("wide", dict.fromkeys(picked.WIDE_KEYS, 0)), among=picked.WIDE),
             trap(call("count", {"n": True})),
             trap(call("count", {"n": 2.5})),
             trap(call("count", {"n": "7"})),

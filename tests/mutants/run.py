@@ -55,6 +55,9 @@ reachable clauses (stopping at the first failure) instead of one call per clause
 PATH_FUNCTIONS = {
     "polyloop/tools.py": {
         "<module>",
+        "_CompiledTool.<body>",
+        "_OddKey.<body>",
+        "RegistryExecutor.<body>",
         "_is_integer",
         "_is_number",
         "_json_type_name",
@@ -70,6 +73,8 @@ PATH_FUNCTIONS = {
         "_exception_text",
         "_exception_name",
         "RegistryExecutor.execute",
+        "RegistryExecutor.parameters",
+        "RegistryExecutor.registry",
     },
     "polyloop/_json.py": {
         "shorten",
@@ -90,8 +95,10 @@ with the helpers they call. Not on it, so judged by the library tests only:
   an executor that was built;
 - `freeze_arguments` and its helpers: they build the `ToolCall` (the recorded call) before any
   executor sees it, and the kit builds its own calls with them;
-- `polyloop/types.py` at import (the dataclass declarations of `ToolCall`, `ActionOutcome`):
-  their shape is the public API, guarded by `metatests` and the library tests.
+- `polyloop/types.py` at import, and the class bodies of `ToolSpec` and `ToolRegistry` (their
+  dataclass flags, field defaults and decorators): spec and registry declarations whose shape
+  is the public API, guarded by `metatests` and the library tests; the kit builds its own
+  specs and registries with them.
 
 Everything else (spec and registry construction, `schema_for_model`, `restrict_to`,
 `ActionOutcome`'s own checks, S4/S5) belongs to clauses the executor kit does not certify."""
@@ -135,8 +142,10 @@ def _scopes(source: str) -> tuple[list[tuple[int, int, str]], list[tuple[int, in
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 name = f"{prefix}{child.name}"
                 first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
-                if not isinstance(child, ast.ClassDef):
-                    functions.append((first, child.end_lineno or child.lineno, name))
+                # A class's own statements (fields, decorators, `__slots__`) are "Class.<body>",
+                # so they are told apart from the module's; its methods are narrower spans.
+                qualified = f"{name}.<body>" if isinstance(child, ast.ClassDef) else name
+                functions.append((first, child.end_lineno or child.lineno, qualified))
                 name += "."
             if isinstance(child, ast.stmt):
                 body = getattr(child, "body", None)

@@ -162,3 +162,17 @@ def test_annotation_only_mutants_are_recognised_and_marked_equivalent() -> None:
     assert not annotation_only(behaviour)
     found = with_annotation_only([only_annotation, behaviour], {})
     assert found == {only_annotation.id: {"kind": "equivalent", "reason": ANNOTATION_REASON}}
+
+
+def test_class_bodies_are_named_apart_from_the_module_and_their_methods() -> None:
+    source = (ROOT / "polyloop/tools.py").read_text(encoding="utf-8")
+    lines = source.splitlines()
+
+    def where(text: str) -> str:
+        (number,) = [n for n, line in enumerate(lines, 1) if line.strip() == text]
+        return _locate(source, number)[0]
+
+    assert where("completes_run: bool = False") == "ToolSpec.<body>"
+    assert where('__slots__ = ("_compiled", "_registry")') == "RegistryExecutor.<body>"
+    assert where("def registry(self) -> ToolRegistry:") == "RegistryExecutor.registry"
+    assert where("_outcome = _trusted_outcome") == "<module>"

@@ -21,6 +21,7 @@ from polyloop import (
     Action,
     ActionOutcome,
     ActionStatus,
+    RegistryExecutor,
     ToolCall,
     ToolEnvironmentError,
     ToolRegistry,
@@ -760,12 +761,26 @@ class NamesOnlyFiveKeys(ZooExecutor):
         return f"unexpected argument(s) {name_list(extra, 5)}" if extra else None
 
 
-BROKEN: tuple[type[ZooExecutor], ...] = tuple(
+class RegistryPropertyGivesNames(RegistryExecutor):
+    """A RegistryExecutor whose ``.registry`` gives the tool names, not the registry it
+    dispatches to (E15: a RegistryExecutor holds its registry, so a run request can check it).
+
+    The mutant that drops ``@property`` from ``RegistryExecutor.registry``."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E15",)
+    KNOWN_MISS: ClassVar[str | None] = None
+
+    @property
+    def registry(self) -> Any:  # type: ignore[override]
+        return tuple(super().registry.names())
+
+
+BROKEN: tuple[type[Any], ...] = tuple(
     cls
     for cls in list(globals().values())
     if isinstance(cls, type)
-    and issubclass(cls, ZooExecutor)
-    and cls is not ZooExecutor
+    and issubclass(cls, (ZooExecutor, RegistryExecutor))
+    and cls not in (ZooExecutor, RegistryExecutor)
     and not cls.__name__.startswith("_")
 )
 """Every broken executor, in definition order."""
