@@ -535,3 +535,29 @@ async def test_E5_a_str_subclass_result_becomes_its_plain_text() -> None:
     executor = ToolRegistry([make_spec("t", OPEN, handler=handler)]).executor()
     outcome = await executor.execute(Action(tool_call=ToolCall(name="t", arguments={})))
     assert type(outcome.observation) is str and outcome.observation == "result"
+
+
+# ---- V8: a value that cannot even be inspected is refused, not crashed on -----------------------
+
+
+class Uninspectable:
+    """Reading its `__class__` raises, so `isinstance` against a plain class raises too."""
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        raise RuntimeError("no class")
+
+
+class CopiesToUninspectable:
+    """Harmless itself; the private copy the recorded call keeps (E13) is an `Uninspectable`."""
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Uninspectable:
+        return Uninspectable()
+
+
+def test_V8_a_value_whose_type_check_raises_is_refused_with_the_exception_class() -> None:
+    parameters = {"type": "object", "properties": {"a": {"type": "string"}}}
+    assert rejection({"a": CopiesToUninspectable()}, parameters) == (
+        "invalid arguments for tool 'tool': they could not be checked "
+        "(RuntimeError raised while inspecting them); send JSON data"
+    )
