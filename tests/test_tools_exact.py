@@ -228,6 +228,21 @@ def test_V5_a_non_str_key_is_unexpected_and_shown_by_a_forty_character_repr() ->
     assert rejection({forty_one: 1}, parameters) == PREFIX + (
         "unexpected argument(s) " + "1" + "0" * 24 + "…(+16 chars) (accepted: 'a')"
     )
+    # Longer: the key's own repr is cut at 40 (25 kept), and that text then fits the list's cap.
+    assert rejection({10**59: 1}, parameters) == PREFIX + (
+        "unexpected argument(s) " + "1" + "0" * 24 + "…(+35 chars) (accepted: 'a')"
+    )
+
+
+@pytest.mark.parametrize("closed", [0, 0.0, None, "false", [], {}])
+def test_V5_only_the_boolean_false_closes_the_object(closed: object) -> None:
+    # `additionalProperties: 0` is not `false` (JSON has no truthiness): it cannot certainly
+    # reject anything, so the extra key is accepted (V1/V7) instead of closing the object.
+    parameters = {"properties": {"a": {}}, "additionalProperties": closed}
+    assert accepts({"a": 1, "extra": 2}, parameters)
+    assert rejection({"extra": 2}, {**parameters, "additionalProperties": False}) == PREFIX + (
+        "unexpected argument(s) 'extra' (accepted: 'a')"
+    )
 
 
 def test_V5_a_str_subclass_key_is_judged_by_its_text_even_when_its_hash_lies() -> None:
