@@ -432,6 +432,38 @@ def test_S5_a_callable_object_whose_call_chain_never_ends_is_not_async() -> None
         ToolSpec(name="t", description="", parameters=OPEN, handler=loop)  # type: ignore[arg-type]
 
 
+class EqualsEverything:
+    """An async callable object that claims to equal anything (so also `partial.__call__`)."""
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    __hash__ = None  # type: ignore[assignment]
+
+    async def __call__(self, arguments: dict[str, Any]) -> str:
+        return "inner ran"
+
+
+class CallsThroughAnObject:
+    """`__call__` is a callable object (no `__get__`), so calling an instance calls it."""
+
+    __call__ = EqualsEverything()
+
+
+@pytest.mark.asyncio
+async def test_S5_a_call_object_that_claims_equality_is_judged_by_identity_not_eq() -> None:
+    # Only the real `functools.partial.__call__` unwraps a partial; an object that merely
+    # compares equal to it is followed as the callable it is.
+    handler = CallsThroughAnObject()
+    spec = make_spec("t", OPEN, handler=handler)
+    outcome = (
+        await ToolRegistry([spec])
+        .executor()
+        .execute(Action(tool_call=ToolCall(name="t", arguments={})))
+    )
+    assert outcome.observation == "inner ran"
+
+
 def test_S5_a_class_is_not_an_async_handler() -> None:
     class Handler:
         async def __call__(self, arguments: dict[str, Any]) -> str:
