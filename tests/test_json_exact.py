@@ -306,3 +306,31 @@ async def test_E13_the_handler_gets_a_set_for_a_set_and_mutating_it_reaches_noth
     assert seen[1] == {1, 2, 99}  # its own fresh copy, with only its own addition
     assert call.arguments["s"] == frozenset({1, 2})
     assert call.arguments["box"].items == [1]
+
+
+class KeyBox:
+    """A mutable object used as a key (hashed by identity)."""
+
+    def __init__(self, items: list[int]) -> None:
+        self.items = items
+
+
+@pytest.mark.asyncio
+async def test_E13_a_flat_call_whose_only_key_is_an_object_hands_over_a_copy_of_the_key() -> None:
+    """The flat-call fast path of `thaw_arguments` must still copy a key that is no `str`."""
+    handed: list[Any] = []
+
+    async def handler(arguments: dict[Any, Any]) -> str:
+        (key,) = arguments
+        handed.append(key)
+        key.items.append(99)
+        return "ok"
+
+    spec = make_spec("t", {"type": "object"}, handler=handler)
+    executor = ToolRegistry([spec]).executor()
+    call = ToolCall(name="t", arguments={KeyBox([1]): "the only key"})
+    for _ in range(2):
+        assert (await executor.execute(Action(tool_call=call))).observation == "ok"
+    (recorded,) = call.arguments
+    assert recorded.items == [1]
+    assert handed[0] is not handed[1] and handed[1].items == [1, 99]
