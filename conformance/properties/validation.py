@@ -488,53 +488,53 @@ SENTINEL_NUMBERS: tuple[int | float, ...] = (
 """Non-string values of the V8 traps, with digits no key, type name or count contains."""
 
 
+def _v1_traps() -> list[Scenario]:
+    """Valid calls a careless validator rejects (V1)."""
+    return [
+        trap(call("read_file", {"path": ["a.txt", "b.txt"]})),
+        trap(call("search", {"q": "x", "unlisted": 1})),
+        trap(call("count", {"n": 3.0})),
+        trap(call("count", {"n": 1, "tag": None})),
+        trap(call("count", {"n": 1, "ratio": "0.5"})),
+        trap(call("count", {"n": 1, "x-trace": "abc"})),
+        *(
+            trap(call("read_file", {"path": ["a.txt"]}), among=_read_file_under(uri))
+            for uri in _LEGACY_URIS
+        ),
+        *(
+            trap(
+                call("search", {"q": "x", "extra": "y"}),
+                among=_one_tool("search", {"q": {"type": "string"}}, additionalProperties=extra),
+            )
+            for extra in _OPEN_EXTRAS
+        ),
+        trap(
+            call("search", {"q": "x", "user_id": 3}),
+            among=_one_tool(
+                "search",
+                {"q": {"type": "string"}},
+                additionalProperties=False,
+                patternProperties={"_id$": {"type": "integer"}},
+            ),
+        ),
+        *(trap(call("count", {"n": value})) for value in picked.BIG_NUMBERS),
+        *(trap(call("count", {"x": value}), among=picked.NUMBERS) for value in picked.BIG_NUMBERS),
+        *(trap(call("edges", value), among=picked.EDGES) for value in picked.EDGE_VALUES),
+        trap(call("edges", {"x": 2.5}), among=picked.D4_EXCLUSIVE),
+        trap(
+            call("special", {name: "v" for name in gen.SPECIAL_PROPERTY_NAMES}),
+            among=(gen.SPECIAL_NAMES_TOOL,),
+        ),
+    ]
+
+
 def traps() -> dict[str, list[Scenario]]:
     """Clause ID -> the validation traps: valid calls a careless validator rejects (V1),
     near-miss names (V2), arguments as a JSON string (V3), type edge cases (V6), and inputs that
     make a rejection message long or echo a value (V8)."""
     mark = gen.SENTINEL_MARK
     return {
-        "V1": [
-            trap(call("read_file", {"path": ["a.txt", "b.txt"]})),
-            trap(call("search", {"q": "x", "unlisted": 1})),
-            trap(call("count", {"n": 3.0})),
-            trap(call("count", {"n": 1, "tag": None})),
-            trap(call("count", {"n": 1, "ratio": "0.5"})),
-            trap(call("count", {"n": 1, "x-trace": "abc"})),
-            *(
-                trap(call("read_file", {"path": ["a.txt"]}), among=_read_file_under(uri))
-                for uri in _LEGACY_URIS
-            ),
-            *(
-                trap(
-                    call("search", {"q": "x", "extra": "y"}),
-                    among=_one_tool(
-                        "search", {"q": {"type": "string"}}, additionalProperties=extra
-                    ),
-                )
-                for extra in _OPEN_EXTRAS
-            ),
-            trap(
-                call("search", {"q": "x", "user_id": 3}),
-                among=_one_tool(
-                    "search",
-                    {"q": {"type": "string"}},
-                    additionalProperties=False,
-                    patternProperties={"_id$": {"type": "integer"}},
-                ),
-            ),
-            *(trap(call("count", {"n": value})) for value in picked.BIG_NUMBERS),
-            *(
-                trap(call("count", {"x": value}), among=picked.NUMBERS)
-                for value in picked.BIG_NUMBERS
-            ),
-            *(trap(call("edges", value), among=picked.EDGES) for value in picked.EDGE_VALUES),
-            trap(call("edges", {"x": 2.5}), among=picked.D4_EXCLUSIVE),
-            trap(
-                call("special", {name: "v" for name in gen.SPECIAL_PROPERTY_NAMES}),
-                among=(gen.SPECIAL_NAMES_TOOL,),
-            ),
-        ],
+        "V1": _v1_traps(),
         "V2": [
             trap(call("Read_File", {"path": "a.txt"})),
             trap(call("read_file ", {"path": "a"})),
