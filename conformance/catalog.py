@@ -186,7 +186,8 @@ CLAUSES: tuple[Clause, ...] = (
         "core",
         "Missing required keys are rejected, naming them",
         """A call missing a key listed in the schema's top-level required is rejected, and the
-       message names the missing keys.""",
+       message names the missing keys (of more than ten, the kit asks for at least ten: V8
+       keeps messages short).""",
     ),
     _c(
         "validation",
@@ -194,7 +195,7 @@ CLAUSES: tuple[Clause, ...] = (
         "core",
         "Keys outside a closed schema are rejected, naming them",
         """With additionalProperties false (and no patternProperties), a key not in properties is
-       rejected and the message names the keys.""",
+       rejected and the message names the keys (of more than ten, at least ten).""",
     ),
     _c(
         "validation",

@@ -10,7 +10,8 @@ from conformance._runner import Trial
 from conformance.behaviours import fingerprint, is_plain_json, plain_copy
 from conformance.oracle import CallVerdict, expect
 from conformance.properties.scenarios import Scenario, Violation
-from conformance.properties.shared import stop_if_hung
+from conformance.properties.shared import rejected_outcome, stop_if_hung
+from polyloop import ActionOutcome
 
 __all__ = ["check_E13"]
 
@@ -34,17 +35,26 @@ def check_E13(trial: Trial, scenario: Scenario) -> None:
     for index, item in enumerate(observed):
         stop_if_hung(item, expectation, index)
     calls = [c for item in observed for c in (item.calls or ())]
+    # Refusing arguments that are not JSON data is fair (a runtime that carries calls as JSON
+    # cannot hand them over, and raising is not E13's to judge); answering for the handler
+    # with an outcome of its own, without calling it, is not.
+    answered = [
+        item
+        for item in observed
+        if isinstance(item.outcome, ActionOutcome) and not rejected_outcome(item)
+    ]
     if (
         trial.white_box
         and not calls
+        and answered
         and not json_only
         and expectation.verdict is CallVerdict.MUST_ACCEPT
     ):
         raise Violation(
-            "the handler was never called, so it never got its own copy of the arguments "
-            "(non-JSON leaves must be handed over too)",
+            "the handler was never called, yet the call was not refused either: it never got "
+            "its own copy of the arguments (hand non-JSON leaves over, or reject the call)",
             expected="the handler called with a plain dict equal to the arguments",
-            actual=_clip(observed[0].outcome if observed else None),
+            actual=_clip(answered[0].outcome),
         )
     if calls and calls[0].picture != picture:
         if json_only:
