@@ -732,14 +732,23 @@ class FlatCallsShareObjectKeys(ZooExecutor):
 
 
 class NamesOnlyFiveKeys(ZooExecutor):
-    """A rejection lists at most five missing or unexpected keys ("and 7 more"), where the
-    contract owes all of them and the kit, since V8 keeps messages short, the first ten (V4,
-    V5).
+    """A rejection lists at most five missing, unexpected or mistyped keys ("and 7 more"),
+    where the contract owes all of them and the kit, since V8 keeps messages short, the first
+    ten (V4, V5, V6).
 
-    The ``_quoted_list`` mutant ``limit: int = 10`` -> ``9``: only a call with more than nine
-    missing (or extra) keys shows it."""
+    The ``_quoted_list`` mutant ``limit: int = 10`` -> ``9`` and the ``_describe`` mutant
+    ``wrong[:10]`` -> ``wrong[:9]``: only a call with more than nine such keys shows them."""
 
-    VIOLATES: ClassVar[tuple[str, ...]] = ("V4", "V5")
+    VIOLATES: ClassVar[tuple[str, ...]] = ("V4", "V5", "V6")
+
+    def check_types(
+        self, schema: Mapping[str, object], arguments: Mapping[str, object], dialect: str
+    ) -> str | None:
+        text = super().check_types(schema, arguments, dialect)
+        if text is None:
+            return None
+        wrong = text.split(" and ")[0].split("; ")
+        return "; ".join(wrong[:5]) + (f" and {len(wrong) - 5} more" if len(wrong) > 5 else "")
 
     def check_required(
         self, schema: Mapping[str, object], arguments: Mapping[str, object]

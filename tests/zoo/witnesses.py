@@ -457,6 +457,10 @@ async def v6(factory: Factory) -> str | None:
         problem = await rejected(factory, {"properties": {"v": {"type": type_name}}}, {"v": value})
         if problem:
             return f"{value!r} for {type_name}: {problem}"
+    wide = {"properties": {key: {"type": "string"} for key in _TWELVE}}
+    problem = await _names_ten(factory, wide, dict.fromkeys(_TWELVE, 0))
+    if problem:
+        return problem
     schema = {**REQUIRES_Q, "properties": {"n": {"type": ["integer", "null"]}}}
     outcome = await outcome_of(factory, registry(Scripted(), schema), call({"n": None}))
     if isinstance(outcome, ActionOutcome) and "'n'" in outcome.observation:
