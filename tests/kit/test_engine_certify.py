@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
+from zoo.base import ZooExecutor
 from zoo.runner import (
     REJECTS_EVERYTHING,
     BlocksTheLoop,
@@ -23,7 +25,7 @@ from zoo.unusual import UNUSUAL
 
 from conformance import certify
 from conformance.engine import CERTIFIED_CLAUSES, SetUpError, select_clauses
-from conformance.properties import black_box_clauses
+from conformance.properties import black_box_clauses, validation
 from conformance.report import Report, report_schema
 from polyloop import RegistryExecutor, ReplayPolicy, ToolRegistry, ToolSpec
 
@@ -214,15 +216,29 @@ def test_a_failure_carries_a_minimal_counterexample_and_a_reproduction_line() ->
     assert "E4 fail" in text and "reproduce" in text and "FAILED" in text
 
 
+class UnnamedWhenFewMissing(ZooExecutor):
+    """Names missing keys only when a schema requires a dozen or more: V4's hand-picked traps
+    (twelve and twenty-two required keys) pass, the calls Hypothesis draws fail."""
+
+    def check_required(
+        self, schema: Mapping[str, object], arguments: Mapping[str, object]
+    ) -> str | None:
+        text = super().check_required(schema, arguments)
+        required = schema.get("required")
+        few = not isinstance(required, (list, tuple)) or len(required) < 12
+        return "missing required argument(s)" if text is not None and few else text
+
+
 def test_a_shared_database_replays_the_counterexample(tmp_path: Any) -> None:
-    # V7 has no hand-picked traps, so its counterexample is one Hypothesis found and saved.
+    # The V4 traps pass, so the counterexample is one Hypothesis found and saved.
     database = str(tmp_path / "db")
-    first = certify(Misbehaves, profile="ci", seed=8, only=["V7"], database=database)
-    assert first.result("V7").status == "fail" and any((tmp_path / "db").iterdir())
-    again = certify(Misbehaves, profile="ci", seed=9, only=["V7"], database=database)
-    assert again.result("V7").status == "fail"
-    assert again.result("V7").examples == 1  # replayed from the database at once
-    assert again.result("V7").counterexample == first.result("V7").counterexample
+    first = certify(UnnamedWhenFewMissing, profile="ci", seed=8, only=["V4"], database=database)
+    assert first.result("V4").status == "fail" and any((tmp_path / "db").iterdir())
+    again = certify(UnnamedWhenFewMissing, profile="ci", seed=9, only=["V4"], database=database)
+    assert again.result("V4").status == "fail"
+    # the hand-picked V4 traps first (they pass), then the saved example at once
+    assert again.result("V4").examples == len(validation.traps()["V4"]) + 1
+    assert again.result("V4").counterexample == first.result("V4").counterexample
 
 
 def test_the_same_seed_reproduces_the_same_counterexample() -> None:
