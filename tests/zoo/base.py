@@ -151,6 +151,9 @@ class ZooExecutor:
     KNOWN_MISS: ClassVar[str | None] = None
     """Why the kit does not catch this bug yet (its zoo test is then a strict xfail)."""
 
+    NAMES_SHOWN: ClassVar[int] = MAX_NAMED
+    """How many missing, unexpected or mistyped keys a rejection lists before "and N more"."""
+
     def __init__(self, registry: ToolRegistry) -> None:
         self.registry = registry
 
@@ -276,7 +279,8 @@ class ZooExecutor:
         missing = [key for key in required if isinstance(key, str) and key not in present]
         if not missing:
             return None
-        return f"missing required argument(s) {name_list(list(dict.fromkeys(missing)))}"
+        missing = list(dict.fromkeys(missing))
+        return f"missing required argument(s) {name_list(missing, self.NAMES_SHOWN)}"
 
     def present_keys(self, arguments: Mapping[Any, object]) -> Container[object]:
         """The keys as `check_required` looks them up: plain, so no key's ``__eq__`` runs (E2)."""
@@ -292,7 +296,7 @@ class ZooExecutor:
         if allowed is None:
             return None
         extra = [key for key in arguments if not allowed(plain_key(key))]  # type: ignore[arg-type]
-        return f"unexpected argument(s) {name_list(extra)}" if extra else None
+        return f"unexpected argument(s) {name_list(extra, self.NAMES_SHOWN)}" if extra else None
 
     def allowed_key(self, schema: Mapping[str, object]) -> Callable[[str], bool] | None:
         """Which keys a closed schema lets through (the declared properties); ``None`` when
@@ -321,8 +325,9 @@ class ZooExecutor:
                 )
         if not wrong:
             return None
-        more = f" and {len(wrong) - MAX_NAMED} more" if len(wrong) > MAX_NAMED else ""
-        return "; ".join(wrong[:MAX_NAMED]) + more
+        shown = self.NAMES_SHOWN
+        more = f" and {len(wrong) - shown} more" if len(wrong) > shown else ""
+        return "; ".join(wrong[:shown]) + more
 
     def value_has_type(self, value: object, declared: object) -> bool:
         if isinstance(declared, str):
