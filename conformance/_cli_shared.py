@@ -7,9 +7,12 @@ shown. `conformance.cli` registers the commands; a flag several commands take is
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TextIO
 
 from conformance._core.hypo import PROFILES
 from conformance._core.target import UsageError
@@ -64,35 +67,91 @@ def _printable(text: str) -> str:
     return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
 
 
-def _check_json_path(path: str | None) -> None:
-    """Issue 11.8: an unwritable ``--json PATH`` is a usage error before the run, not after."""
+OUTPUT_ERROR = 3
+"""Exit status when the report could not be written (a full disk, a closed pipe): distinct from
+1, a clause failed, and 2, a usage error."""
+
+
+class OutputError(Exception):
+    """The report, or part of it, could not be written: one line, exit `OUTPUT_ERROR`."""
+
+
+def _check_output_path(path: str | None, flag: str) -> None:
+    """Issue 11.8 and 24.4: an unwritable output path is a usage error before the run, not
+    after it; a missing parent folder is created, as pytest's ``--junitxml`` does."""
     if not path or path == "-":
         return
     target = Path(path)
     if target.is_dir():
-        raise UsageError(f"cannot write --json {path!r}: it is a directory")
+        raise UsageError(f"cannot write {flag} {path!r}: it is a directory; name a file in it")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot create the folder of {flag} {path!r}: {exc.strerror or exc}"
+        ) from None
     existed = target.exists()
     try:
         with target.open("a", encoding="utf-8"):
             pass
     except OSError as exc:
-        raise UsageError(f"cannot write --json {path!r}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot write {flag} {path!r}: {exc.strerror or exc}") from None
     if not existed:
         target.unlink(missing_ok=True)
 
 
+def _check_json_path(path: str | None) -> None:
+    _check_output_path(path, "--json")
+
+
+def _write_file(path: str, text: str, flag: str) -> str | None:
+    """Write `text` to `path`; the one-line problem, or None."""
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        return f"cannot write {flag} {path!r}: {exc.strerror or exc}"
+    return None
+
+
+def _write_stream(text: str, stream: TextIO, name: str) -> str | None:
+    """Print `text` on `stream`; the one-line problem, or None. A stream that failed is
+    pointed at the null device, so that the interpreter's own flush at exit cannot print a
+    traceback after the one line."""
+    try:
+        print(text, file=stream, flush=True)
+    except (OSError, ValueError) as exc:
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, stream.fileno())
+            os.close(null)
+        return f"cannot write the report to {name}: {getattr(exc, 'strerror', None) or exc}"
+    return None
+
+
+def _raise_problems(problems: Sequence[str | None]) -> None:
+    found = [problem for problem in problems if problem]
+    if found:
+        raise OutputError("; ".join(found))
+
+
 def _emit(json_path: str | None, data: object, text: Callable[[], str], *, indent: int = 1) -> None:
     """The one way every command writes its report: text on stdout, and with ``--json PATH``
-    also JSON to PATH, or with ``--json -`` JSON on stdout instead of the text."""
-    if json_path == "-":
-        print(json_dumps(data, indent=indent))  # json_dumps: a lone surrogate cannot crash it
-        return
-    print(text(), flush=True)  # before the JSON: a failed write must not lose the report
+    also JSON to PATH, or with ``--json -`` JSON on stdout instead of the text. The file is
+    written first and either failing leaves the other alone (issue 22, item 2): a full disk
+    under stdout still leaves the JSON report. `OutputError` when anything failed."""
+    _raise_problems(_emit_parts(json_path, data, text, indent=indent))
+
+
+def _emit_parts(
+    json_path: str | None, data: object, text: Callable[[], str], *, indent: int = 1
+) -> list[str | None]:
+    if json_path == "-":  # json_dumps: a lone surrogate cannot crash it
+        return [_write_stream(json_dumps(data, indent=indent), sys.stdout, "stdout")]
+    problems = []
     if json_path:
-        try:
-            Path(json_path).write_text(json_dumps(data, indent=indent) + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"cannot write {json_path!r}: {exc.strerror or exc}") from None
+        problems.append(_write_file(json_path, json_dumps(data, indent=indent) + "\n", "--json"))
+    problems.append(_write_stream(text(), sys.stdout, "stdout"))
+    return problems
 
 
 def _clause_ids(text: str | None, command: str, checkable: Sequence[str]) -> list[str] | None:
@@ -195,17 +254,34 @@ def _add_ci_outputs(parser: argparse.ArgumentParser, case: str) -> None:
     )
 
 
-def _ci_outputs(args: argparse.Namespace, cases: Callable[[], Sequence[Case]], suite: str) -> None:
-    """``--junit PATH`` and ``--format github``, after the report itself was written."""
+def _check_ci_paths(args: argparse.Namespace) -> None:
+    """Every output path a run will write, checked (and its folder made) before the run."""
+    _check_output_path(args.json, "--json")
+    _check_output_path(args.junit, "--junit")
+
+
+def _write_reports(
+    args: argparse.Namespace,
+    data: object,
+    text: Callable[[], str],
+    cases: Callable[[], Sequence[Case]],
+    suite: str,
+    *,
+    indent: int = 1,
+) -> None:
+    """The report in every form asked for: the files (``--json``, ``--junit``) first, then
+    stdout (the text, ``--format github`` annotations); each is attempted even when another
+    failed, and `OutputError` names every failure."""
+    problems: list[str | None] = []
+    if args.junit:
+        problems.append(_write_file(args.junit, junit_xml(cases(), suite), "--junit"))
+    problems += _emit_parts(args.json, data, text, indent=indent)
     if args.format == "github":
         annotations = github_annotations(cases())
         if annotations:  # GitHub reads both streams; keep `--json -` output pure JSON
-            print(annotations, file=sys.stderr if args.json == "-" else sys.stdout)
-    if args.junit:
-        try:
-            Path(args.junit).write_text(junit_xml(cases(), suite), encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"cannot write {args.junit!r}: {exc.strerror or exc}") from None
+            stream, name = (sys.stderr, "stderr") if args.json == "-" else (sys.stdout, "stdout")
+            problems.append(_write_stream(annotations, stream, name))
+    _raise_problems(problems)
 
 
 def _add_allow_skips(parser: argparse.ArgumentParser) -> None:

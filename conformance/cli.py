@@ -7,7 +7,8 @@ clause IDs separated by commas or spaces, ``--seed`` a non-negative int, ``--pro
 the kit's profiles, ``--json PATH`` writes the report as JSON (``-``: JSON on stdout instead of
 text). Exit status: 0 every selected clause passed, 1 a clause failed (or an expected failure
 now passes), 2 a usage or import error, reported in one line after ``polyloop-conformance:
-error:``, 130 interrupted.
+error:``, 3 the report could not be written (a full disk, a closed pipe; one line too), 130
+interrupted, 143 terminated.
 
 A new subcommand is one ``_add_<name>_command(subparsers)`` function registered in `COMMANDS`;
 a new flag shared by several commands is one ``_add_<flag>`` helper (in `conformance._cli_shared`,
@@ -30,6 +31,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from conformance._cli_shared import (
+    OUTPUT_ERROR,
+    OutputError,
     _add_allow_skips,
     _add_ci_outputs,
     _add_deadline,
@@ -38,14 +41,14 @@ from conformance._cli_shared import (
     _add_profile,
     _add_seed,
     _add_timeout,
-    _check_json_path,
-    _ci_outputs,
+    _check_ci_paths,
     _clause_ids,
     _emit,
     _output_summary,
     _positive,
     _printable,
     _ProgressLine,
+    _write_reports,
 )
 from conformance._core.hypo import DEFAULT_PROFILE
 from conformance._core.limits import EXECUTE_DEADLINE, HANDLER_DEADLINE, TOOL_TIMEOUT
@@ -183,7 +186,7 @@ def _run_certify(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    _check_json_path(args.json)
+    _check_ci_paths(args)
     name = args.target or "polyloop:RegistryExecutor"
     line = _ProgressLine()
 
@@ -232,8 +235,14 @@ def _run_certify(args: argparse.Namespace) -> int:
         results=tuple(sorted(run.results, key=lambda r: order[r.id])),
         mode=run.mode,
     )
-    _emit(args.json, report.to_json(), lambda: report.to_text() + _output_summary(report), indent=2)
-    _ci_outputs(args, lambda: certify_cases(report), f"polyloop-conformance certify {name}")
+    _write_reports(
+        args,
+        report.to_json(),
+        lambda: report.to_text() + _output_summary(report),
+        lambda: certify_cases(report),
+        f"polyloop-conformance certify {name}",
+        indent=2,
+    )
     if run.problem is not None:
         return _usage_error(run.problem)
     return report.exit_status(allow_skips=args.allow_skips)
@@ -291,12 +300,26 @@ def _add_certify_command(subparsers: Any) -> None:
     parser.set_defaults(func=_command(_run_certify))
 
 
+EXIT_STATUSES = f"""exit status:
+  0    every selected clause passed
+  1    a clause failed or errored, an expected failure passed, or nothing was checked
+  2    usage or import error (one line on stderr)
+  {OUTPUT_ERROR}    the report could not be written: a full disk, a closed pipe (one line on
+       stderr; files are written before stdout, so --json survives a failing stdout)
+  130  interrupted; 143 terminated"""
+
 COMMANDS: tuple[Callable[[Any], Any], ...] = ()
 """Set below: the function registering each subcommand, in `--help` order."""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog=_PROG, description="The polyloop conformance kit.")
+    parser = _Parser(
+        prog=_PROG,
+        description="The polyloop conformance kit.",
+        epilog=EXIT_STATUSES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"{_PROG} {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="command")
     subparsers.required = True
     for register in COMMANDS:
@@ -313,6 +336,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return status
     except UsageError as exc:
         return _usage_error(str(exc))
+    except OutputError as exc:
+        _usage_error(str(exc))
+        return OUTPUT_ERROR
     except KeyboardInterrupt:
         print(f"{_PROG}: interrupted", file=sys.stderr)
         return 130
@@ -345,7 +371,8 @@ def _terminated_on_sigterm() -> Iterator[None]:
 
 
 def _usage_error(message: str) -> int:
-    print(f"{_PROG}: error: {message}", file=sys.stderr)
+    with contextlib.suppress(OSError, ValueError):  # stderr itself may be the full device
+        print(f"{_PROG}: error: {message}", file=sys.stderr)
     return 2
 
 
@@ -357,6 +384,9 @@ def _command(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Nam
             return run(args)
         except UsageError as exc:
             return _usage_error(str(exc))
+        except OutputError as exc:
+            _usage_error(str(exc))
+            return OUTPUT_ERROR
 
     return command
 
@@ -446,7 +476,7 @@ def _run_check_tools(args: argparse.Namespace) -> int:
         chosen = select_tool_clauses(only)
     except ValueError as exc:
         raise UsageError(describe_exception(exc)) from None
-    _check_json_path(args.json)
+    _check_ci_paths(args)
     started = time.monotonic()
     request = {
         "command": "check-tools",
@@ -482,8 +512,13 @@ def _run_check_tools(args: argparse.Namespace) -> int:
         f"\ngave up on tool {_printable(label)!r} after {args.tool_timeout:g}s"
         for label in run.gave_up
     )
-    _emit(args.json, report.to_json(), lambda: report.to_text(verbose=args.verbose) + gave_up)
-    _ci_outputs(args, lambda: tool_cases(report), f"polyloop-conformance check-tools {args.target}")
+    _write_reports(
+        args,
+        report.to_json(),
+        lambda: report.to_text(verbose=args.verbose) + gave_up,
+        lambda: tool_cases(report),
+        f"polyloop-conformance check-tools {args.target}",
+    )
     if run.problem is not None:
         return _usage_error(run.problem)
     return max(report.exit_status(), 1 if run.gave_up else 0)

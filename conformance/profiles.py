@@ -1,4 +1,4 @@
-"""Hypothesis settings for the kit's three profiles (``quick``, ``ci``, ``thorough``).
+"""Hypothesis settings for the kit's profiles (``fast``, ``quick``, ``ci``, ``thorough``).
 
 The profiles themselves are frozen values in `conformance._core.hypo`; this module is their
 public face: `PROFILES` maps each name to the (read-only) keyword arguments for
@@ -30,7 +30,7 @@ def hypothesis_settings(profile: str) -> settings:
 
 
 def register_profiles() -> None:
-    """Register the profiles with Hypothesis as ``polyloop-quick``, ``polyloop-ci`` and
-    ``polyloop-thorough`` (registering again is harmless)."""
+    """Register the profiles with Hypothesis as ``polyloop-fast``, ``polyloop-quick``,
+    ``polyloop-ci`` and ``polyloop-thorough`` (registering again is harmless)."""
     for name in PROFILES:
         settings.register_profile(f"polyloop-{name}", hypothesis_settings(name))

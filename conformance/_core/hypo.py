@@ -72,6 +72,9 @@ class Profile:
 
 PROFILES: Mapping[str, Profile] = MappingProxyType(
     {
+        "fast": Profile(
+            name="fast", max_examples=5, derandomize=True, keeps_database=False, pool_size=40
+        ),
         "quick": Profile(
             name="quick", max_examples=15, derandomize=False, keeps_database=False, pool_size=120
         ),
@@ -87,7 +90,9 @@ PROFILES: Mapping[str, Profile] = MappingProxyType(
         ),
     }
 )
-"""``quick`` for a local edit-run loop; ``ci`` (the default) derandomized and sized so that
+"""``fast`` for a pre-commit hook: few examples, derandomized, seed 0, the same verdict every
+run; ``quick`` for a local edit-run loop (a fresh random seed each run); ``ci`` (the default)
+derandomized and sized so that
 ``certify --level strict`` on polyloop's own executor finishes well under a minute on two cores;
 ``thorough`` for nightly campaigns (it keeps the example database, so every counterexample found
 is replayed next time)."""

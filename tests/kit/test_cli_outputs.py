@@ -1,0 +1,114 @@
+"""Where the command line's reports go, and what happens when they cannot go there (issue 22,
+item 2; issue 24, items 4 and 7): files before stdout, an output error of its own (exit 3),
+every output path checked and its folder made before the run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from _subprocesses import env_with_tests
+
+from conformance.cli import build_parser
+
+TOOLS = [
+    {
+        "name": "echo",
+        "description": "Echo the text back.",
+        "parameters": {
+            "type": "object",
+            "properties": {"text": {"type": "string"}},
+            "required": ["text"],
+        },
+    }
+]
+
+needs_dev_full = pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+
+
+def _kit(
+    tmp_path: Path, *args: str, stdout: int | None = subprocess.PIPE
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "conformance", *args],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env=env_with_tests(),
+        timeout=300,
+    )
+
+
+def _tools_file(tmp_path: Path) -> Path:
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps(TOOLS))
+    return path
+
+
+@needs_dev_full
+def test_certify_on_a_full_stdout_still_writes_the_json_and_exits_3(tmp_path: Path) -> None:
+    with open("/dev/full", "w") as full:
+        done = _kit(
+            tmp_path, "certify", "--only", "E5", "--profile", "fast", "--json", "r.json",
+            stdout=full.fileno(),
+        )  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["results"][0]["id"] == "E5"
+    last = done.stderr.strip().splitlines()[-1]
+    assert last == (
+        "polyloop-conformance: error: cannot write the report to stdout: No space left on device"
+    )
+    assert "Traceback" not in done.stderr
+
+
+@needs_dev_full
+def test_check_tools_on_a_full_stdout_still_writes_the_json_and_exits_3(tmp_path: Path) -> None:
+    tools = _tools_file(tmp_path)
+    with open("/dev/full", "w") as full:
+        done = _kit(
+            tmp_path, "check-tools", str(tools), "--examples", "0", "--json", "r.json",
+            "--junit", "j.xml", stdout=full.fileno(),
+        )  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["tools"][0]["tool"] == "echo"
+    assert "<testsuites>" in (tmp_path / "j.xml").read_text()
+    assert "Traceback" not in done.stderr
+
+
+def test_junit_and_json_into_missing_folders_are_created(tmp_path: Path) -> None:
+    tools = _tools_file(tmp_path)
+    done = _kit(
+        tmp_path, "check-tools", str(tools), "--examples", "0",
+        "--json", "out/a/r.json", "--junit", "out/b/j.xml",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "out/a/r.json").is_file()
+    assert (tmp_path / "out/b/j.xml").is_file()
+
+
+def test_an_unwritable_junit_path_is_refused_before_the_run(tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("")
+    done = _kit(tmp_path, "certify", "--only", "E5", "--profile", "fast", "--junit", "afile/j.xml")
+    assert done.returncode == 2
+    assert "certifying" not in done.stderr  # refused before the child ever started
+    assert done.stderr.strip().splitlines() == [
+        "polyloop-conformance: error: cannot create the folder of --junit 'afile/j.xml': "
+        "File exists"
+    ]
+    assert done.stdout == ""
+
+
+def test_help_lists_version_and_every_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
+    text = build_parser().format_help()
+    assert "--version" in text
+    for status in ("0 ", "1 ", "2 ", "3 ", "130"):
+        assert f"\n  {status}" in text
+    with pytest.raises(SystemExit) as exited:
+        build_parser().parse_args(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out.startswith("polyloop-conformance ")
