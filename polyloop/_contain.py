@@ -31,9 +31,16 @@ import signal
 import sys
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 
-__all__ = ["MARK_VARIABLE", "become_subreaper", "contained_env", "kill_tree", "new_mark"]
+__all__ = [
+    "MARK_VARIABLE",
+    "become_subreaper",
+    "children",
+    "contained_env",
+    "kill_tree",
+    "new_mark",
+]
 
 MARK_VARIABLE = "POLYLOOP_CONTAINED"
 """The environment variable `contained_env` sets and `kill_tree` looks for."""
@@ -91,6 +98,13 @@ def _parents() -> dict[int, int] | None:
     return table
 
 
+def children() -> frozenset[int]:
+    """This process's children now (empty without ``/proc``): what a later
+    ``kill_tree(..., adopted=True, spare=children())`` leaves alone."""
+    me = os.getpid()
+    return frozenset(pid for pid, parent in (_parents() or {}).items() if parent == me)
+
+
 def _marked(pids: Iterable[int], mark: str) -> set[int]:
     needle = f"{MARK_VARIABLE}={mark}".encode()
     found = set()
@@ -140,10 +154,16 @@ def _reap(pids: set[int]) -> None:
         time.sleep(_REAP_PAUSE)
 
 
-def kill_tree(pid: int, *, mark: str | None = None, adopted: bool = False) -> None:
+def kill_tree(
+    pid: int,
+    *,
+    mark: str | None = None,
+    adopted: bool = False,
+    spare: Collection[int] = (),
+) -> None:
     """Kill `pid`, everything descending from it, everything carrying `mark` (see
-    `contained_env`) and, with `adopted` (for a subreaper whose only child is `pid`), every
-    other process this one adopted, with their descendants.
+    `contained_env`) and, with `adopted` (for a subreaper), every other child of this process
+    except those in `spare` (its own, see `children`), with their descendants.
 
     `pid` itself is killed, never reaped: its `subprocess.Popen` keeps its exit status."""
     me = os.getpid()
@@ -162,7 +182,7 @@ def kill_tree(pid: int, *, mark: str | None = None, adopted: bool = False) -> No
         if mark is not None:
             roots |= _marked(table, mark)
         if adopted:
-            roots |= {child for child, parent in table.items() if parent == me}
+            roots |= {c for c, parent in table.items() if parent == me and c not in spare}
         found = _tree(table, roots) - stopped - {me}
         if not found:
             break

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
+import hmac
 import json
 import os
 import sys
@@ -22,7 +24,7 @@ from typing import Any
 
 from conformance._core.deadline import DeadlineRunner, Job, LoopThread, Make
 from conformance._core.text import describe_exception
-from conformance._core.watchdog import BEAT
+from conformance._core.watchdog import BEAT, CANNOT_REPORT
 
 OUTPUT_SETTLE = 0.02
 """Seconds the child waits after a clause before sending its result (see `send_after_output`)."""
@@ -30,40 +32,63 @@ OUTPUT_SETTLE = 0.02
 __all__ = ["main"]
 
 
-class Channel:
-    """Protocol messages to the parent, from any thread."""
+# Captured when the kit starts, before any target is imported: a target that wraps
+# `json.dumps`, `os.write` or `hmac.new` at import cannot change what the kit reports (issue 22,
+# item 1). A target that digs the captured objects out of this process's memory can; see the
+# README's threat model.
+_ENCODE = json.JSONEncoder(ensure_ascii=True).encode
+_WRITE = os.write
+_EXIT = os._exit
+_MAC = hmac.new
+_SHA256 = hashlib.sha256
 
-    def __init__(self, fd: int) -> None:
+
+class Channel:
+    """Protocol messages to the parent, from any thread, each signed with the run's key (see
+    `conformance._core.watchdog`), so that a line the target writes to the kit's descriptor
+    is told apart from the kit's own."""
+
+    def __init__(self, fd: int, key: bytes) -> None:
         # A private duplicate, far from 0-2: a target that closes stdout or fd 1 leaves it alone.
         self._fd = os.dup(fd)
         os.close(fd)
+        self._key = key
         self._lock = threading.Lock()
 
     def send(self, kind: str, **data: Any) -> None:
-        line = (json.dumps({"e": kind, **data}, ensure_ascii=True) + "\n").encode()
-        with self._lock:
-            view = memoryview(line)
-            while view:
-                written = os.write(self._fd, view)
-                view = view[written:]
+        """Send one message; a child that cannot (its channel closed, or the encoding broken
+        by the target) ends with `CANNOT_REPORT`, which the parent names."""
+        try:
+            body = _ENCODE({"e": kind, **data}).encode()
+            line = _MAC(self._key, body, _SHA256).hexdigest().encode() + b" " + body + b"\n"
+            with self._lock:
+                view = memoryview(line)
+                while view:
+                    written = _WRITE(self._fd, view)
+                    view = view[written:]
+        except Exception:
+            _EXIT(CANNOT_REPORT)
 
     def send_after_output(self, kind: str, **data: Any) -> None:
         """`send`, a moment after the target's last output, so that the parent (which reads
         stdout, stderr and this channel on separate threads) sees that output first and
         charges it to the clause that wrote it."""
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(OSError, ValueError, AttributeError):
-                stream.flush()
+        _flush_quietly()
         time.sleep(OUTPUT_SETTLE)
         self.send(kind, **data)
 
     def beat_forever(self) -> None:
         while True:
             time.sleep(BEAT)
-            try:
-                self.send("beat")
-            except OSError:  # the parent is gone: nobody will read a result, end now
-                os._exit(1)
+            self.send("beat")  # the parent is gone: nobody will read a result, end now
+
+
+def _flush_quietly() -> None:
+    """Flush the target's stdout and stderr; whatever the target made them raise (issue 22,
+    item 6: a ``flush`` raising ``RuntimeError``) costs its output, never the results."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
 
 
 class WatchedRunner:
@@ -93,6 +118,9 @@ class WatchedRunner:
 
 
 def _certify(request: dict[str, Any], channel: Channel) -> None:
+    # The kit's own modules load before the target does: what a target patches at import
+    # (json.dumps, say) cannot reach the module-level values the checks are built from.
+    import conformance.properties  # noqa: F401
     from conformance import cli, engine
 
     args = argparse.Namespace(target=request["target"], registry=request["registry"])
@@ -172,21 +200,19 @@ COMMANDS: dict[str, Callable[[dict[str, Any], Channel], None]] = {
 
 
 def main(argv: list[str]) -> None:
-    channel = Channel(int(argv[0]))
-    threading.Thread(target=channel.beat_forever, daemon=True, name="polyloop-beat").start()
     request = json.loads(sys.stdin.read())
     sys.stdin.close()
+    channel = Channel(int(argv[0]), bytes.fromhex(request.pop("key")))
+    threading.Thread(target=channel.beat_forever, daemon=True, name="polyloop-beat").start()
     sys.path[:] = request["path"]
     try:
         COMMANDS[request["command"]](request, channel)
     except BaseException as exc:  # SystemExit, GeneratorExit, ...: what the target did
         channel.send("fatal", message=f"the target raised {describe_exception(exc)}")
     finally:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(OSError, ValueError):
-                stream.flush()
+        _flush_quietly()
         # Not a normal exit: threads the target started must not keep the process alive.
-        os._exit(0)
+        _EXIT(0)
 
 
 if __name__ == "__main__":

@@ -153,7 +153,15 @@ def _serve(child: Child, watch: Watch, on: Handlers, output: Callable[[str], Non
                 session.done = True
                 break
             elif item.kind in on:
-                on[item.kind](item.data)
+                try:
+                    on[item.kind](item.data)
+                except (KeyError, TypeError, ValueError, IndexError) as exc:
+                    session.fatal = (
+                        f"the child sent a {item.kind!r} message the kit cannot accept "
+                        f"({type(exc).__name__}: {exc}); the target tampered with the kit's "
+                        "reporting"
+                    )
+                    break
     finally:
         child.kill()
     return session
@@ -179,6 +187,11 @@ class _ClauseStream:
         return self.selected.index(clause_id) + 1
 
     def record(self, result: ClauseResult) -> None:
+        if result.id not in self.remaining:
+            raise ValueError(
+                f"a result for {result.id}, which is "
+                + ("already reported" if result.id in self.selected else "not selected")
+            )
         output = self.captured.take(result.id)
         self.run.results.append(replace(result, output=output) if output else result)
         self.remaining.remove(result.id)

@@ -7,20 +7,30 @@ its stdout/stderr must be pipes the parent reads, so that nothing the target pri
 ever holds the kit's stdio; a fresh interpreter also avoids forking a process that has threads).
 
 Protocol: the child writes one JSON object per line to a pipe of its own (not stdout), each
-with an ``"e"`` key: ``ready``, ``start`` (a clause or tool begins), ``job``/``touch``/``idle``
-(a call into the target starts, makes progress, ends), ``beat`` (twice a second, from a thread:
-a process that holds the GIL stops beating), ``result``, ``usage``/``fatal`` and ``done``. The
-parent's clock is the only one the target cannot touch: a call open for longer than twice its
-step limit plus `SLACK`, or no message at all for `Watch.silence` seconds, means the child is
-stuck, and it is killed.
+signed (``<HMAC-SHA256 hex> <json>``) with a key the parent sends it on stdin before the
+target is imported, and each with an ``"e"`` key: ``ready``, ``start`` (a clause or tool
+begins), ``job``/``touch``/``idle`` (a call into the target starts, makes progress, ends),
+``beat`` (twice a second, from a thread: a process that holds the GIL stops beating),
+``result``, ``usage``/``fatal`` and ``done``. The parent's clock is the only one the target
+cannot touch: a call open for longer than twice its step limit plus `SLACK`, or no message at
+all for `Watch.silence` seconds, means the child is stuck, and it is killed. A line in the
+message format that is unsigned or wrongly signed is a forgery (the target found the
+descriptor, e.g. through ``/proc/self/fd``): the child is killed and the clause in progress
+is an error.
+
+Killing a child kills everything it started, also what left its process group
+(`polyloop._contain`): on Linux the parent is a child subreaper and marks the child's
+environment; elsewhere only the process group is killed.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hmac
 import json
 import os
 import queue
+import secrets
 import signal
 import subprocess
 import sys
@@ -30,13 +40,22 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-__all__ = ["SLACK", "Child", "Ended", "Message", "Output", "Watch", "stall_limit"]
+from polyloop import _contain
+
+__all__ = ["CANNOT_REPORT", "SLACK", "Child", "Ended", "Message", "Output", "Watch", "stall_limit"]
 
 SLACK = 5.0
 """Seconds the watchdog allows past what the child's own clock should have enforced."""
 
 BEAT = 0.5
 """Seconds between the child's heartbeats."""
+
+CANNOT_REPORT = 97
+"""The child's exit status when it cannot send a message: its channel was closed (the target
+closed the kit's descriptors, e.g. ``os.closerange``) or encoding a message failed."""
+
+FORGED = "forged"
+"""The kind of the `Message` standing for a line the kit did not sign."""
 
 OUTPUT_LIMIT = 20_000
 """Characters of target output kept per clause or tool (the rest is counted, not kept)."""
@@ -129,8 +148,23 @@ def _describe_exit(code: int) -> str:
         with contextlib.suppress(ValueError):
             return f"was killed by {signal.Signals(-code).name}"
         return f"was killed by signal {-code}"
+    if code == CANNOT_REPORT:
+        return (
+            "could not report: its result channel was closed or writing a message to it "
+            "failed (the target closed the kit's descriptors, e.g. os.closerange, or broke "
+            "what the kit encodes messages with)"
+        )
     hint = " (the target ended the process: os._exit or sys.exit)" if code in (0, 3) else ""
     return f"exited with status {code}{hint}"
+
+
+def _is_message(text: bytes) -> bool:
+    """Whether `text` is a JSON object with an ``"e"`` string: a protocol message's shape."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(data, dict) and isinstance(data.get("e"), str)
 
 
 class Child:
@@ -138,7 +172,15 @@ class Child:
 
     def __init__(self, request: dict[str, Any]) -> None:
         read_end, write_end = os.pipe()
-        env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONIOENCODING="utf-8:backslashreplace")
+        self._key = secrets.token_bytes(32)
+        self._subreaper = _contain.become_subreaper()
+        self._mark = _contain.new_mark()
+        self._spare = _contain.children()  # this process's own, started before this child
+        self._killed = False
+        env = _contain.contained_env(
+            self._mark,
+            dict(os.environ, PYTHONUNBUFFERED="1", PYTHONIOENCODING="utf-8:backslashreplace"),
+        )
         self._events: queue.SimpleQueue[Message | Output | None] = queue.SimpleQueue()
         self.tail: list[str] = []
         try:
@@ -155,7 +197,7 @@ class Child:
             os.close(write_end)
         assert self._process.stdin is not None
         with contextlib.suppress(OSError):
-            self._process.stdin.write(json.dumps(request).encode())
+            self._process.stdin.write(json.dumps({**request, "key": self._key.hex()}).encode())
             self._process.stdin.close()
         channel = os.fdopen(read_end, "rb")
         assert self._process.stdout is not None and self._process.stderr is not None
@@ -174,13 +216,25 @@ class Child:
     def _read_channel(self, channel: IO[bytes]) -> None:
         with channel:
             for line in channel:
-                try:
-                    data = json.loads(line)
-                except ValueError:
-                    continue  # not the kit's: the target wrote to an inherited descriptor
-                if isinstance(data, dict) and isinstance(data.get("e"), str):
-                    self._events.put(Message(kind=data["e"], data=data))
+                message = self._verified(line)
+                if message is not None:
+                    self._events.put(message)
         self._events.put(None)
+
+    def _verified(self, line: bytes) -> Message | None:
+        """The message `line` carries, a `FORGED` one when its signature is wrong, or None
+        for a line that is no message at all (the target wrote to an inherited descriptor)."""
+        line = line.rstrip(b"\n")
+        if _is_message(line):  # unsigned, in the kit's own format
+            return Message(kind=FORGED, data={"e": FORGED})
+        signature, _, body = line.partition(b" ")
+        if not _is_message(body):
+            return None
+        expected = hmac.new(self._key, body, "sha256").hexdigest().encode()
+        if not hmac.compare_digest(signature, expected):
+            return Message(kind=FORGED, data={"e": FORGED})
+        data = json.loads(body)
+        return Message(kind=data["e"], data=data)
 
     def _read_output(self, stream: IO[bytes], name: str) -> None:
         with stream:
@@ -211,6 +265,14 @@ class Child:
                     else f"the child process {_describe_exit(code)}"
                 )
                 return
+            if isinstance(item, Message) and item.kind == FORGED:
+                self.kill()
+                yield Ended(
+                    reason="the child's result channel carried a message the kit did not "
+                    "write (the target wrote to the kit's own descriptor, e.g. found through "
+                    "/proc/self/fd); nothing it reported after that is trusted"
+                )
+                return
             if isinstance(item, Message):
                 watch.seen(item)
                 yield item
@@ -228,9 +290,13 @@ class Child:
             reader.join(timeout=1.0)
 
     def kill(self) -> None:
-        """Kill the child's whole process group (whatever the target forked dies with it)."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self._process.pid, signal.SIGKILL)
+        """Kill the child and everything it started (`polyloop._contain.kill_tree`): the
+        target's forks, and the helpers it detached into sessions of their own."""
+        if not self._killed:  # once: a reaped child's pid may be another process's by now
+            self._killed = True
+            _contain.kill_tree(
+                self._process.pid, mark=self._mark, adopted=self._subreaper, spare=self._spare
+            )
         with contextlib.suppress(subprocess.TimeoutExpired):
             self._process.wait(timeout=SLACK)
         self._drain()

@@ -168,11 +168,14 @@ def test_timeout_bounds_the_whole_run_and_exits_2() -> None:
 
 
 def test_json_path_that_cannot_be_written_is_exit_2_before_the_run(tmp_path: Path) -> None:
-    path = tmp_path / "missing" / "report.json"
+    # A missing folder is made (issue 24, item 4); a folder that cannot be is refused.
+    (tmp_path / "plain-file").write_text("")
+    path = tmp_path / "plain-file" / "report.json"
     status, out, err = certify(*QUICK, "--only", "E1", "--json", str(path))
     assert status == 2 and out == ""
     assert err.strip().splitlines() == [
-        f"polyloop-conformance: error: cannot write --json {str(path)!r}: No such file or directory"
+        f"polyloop-conformance: error: cannot create the folder of --json {str(path)!r}: "
+        "File exists"
     ]
 
 
@@ -257,6 +260,6 @@ def test_a_json_write_that_fails_at_the_end_still_prints_the_text_report(
     monkeypatch.setattr(cli.Path, "write_text", refuse)  # the parent's write, after the run
     status = cli.main(["certify", *QUICK, "--only", "E1", "--json", str(tmp_path / "r.json")])
     out, err = capsys.readouterr()
-    assert status == 2
+    assert status == 3  # an output error (issue 22, item 2), not a usage error
     assert "PASSED: 1 clauses" in out or "PASSED: 1 clause" in out
     assert "cannot write" in err and "Permission denied" in err
