@@ -9,6 +9,7 @@ annotation; for `check-tools` every tool and clause is. The failure text is the 
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ __all__ = [
     "Case",
     "certify_cases",
     "github_annotations",
+    "junit_classname",
     "junit_xml",
     "tool_cases",
 ]
@@ -46,6 +48,13 @@ class Case:
     detail: str
     """The counterexample or findings (the failure's text)."""
     seconds: float = 0.0
+    title: str = ""
+    """The annotation's title: the headline without its verdict (the verdict opens `detail`,
+    so the annotation does not say it twice); empty: the headline up to its first colon."""
+    file: str | None = None
+    """The user's file the failure belongs to (the factory's module, the tool file), for the
+    annotation to point at; None: no file."""
+    line: int | None = None
 
 
 def _clause_detail(result: ClauseResult) -> str:
@@ -75,8 +84,11 @@ def _first_line(text: str | None) -> str:
     return lines[0] if lines else ""
 
 
-def certify_cases(report: Report) -> tuple[Case, ...]:
-    """One case per clause of a `certify` report."""
+def certify_cases(
+    report: Report, *, file: str | None = None, line: int | None = None
+) -> tuple[Case, ...]:
+    """One case per clause of a `certify` report; `file` and `line` locate the target (the
+    factory) for annotations."""
     cases = []
     for r in report.results:
         verdict = _first_line(r.message) or r.status
@@ -88,13 +100,19 @@ def certify_cases(report: Report) -> tuple[Case, ...]:
                 headline=f"{r.id} {r.status}: {r.title}: {verdict}",
                 detail=_clause_detail(r),
                 seconds=r.seconds,
+                title=f"{r.id} {r.status}: {r.title}",
+                file=file,
+                line=line,
             )
         )
     return tuple(cases)
 
 
-def tool_cases(report: ToolCheckReport) -> tuple[Case, ...]:
-    """One case per tool and clause of a `check-tools` report."""
+def tool_cases(
+    report: ToolCheckReport, *, file: str | None = None, line: int | None = None
+) -> tuple[Case, ...]:
+    """One case per tool and clause of a `check-tools` report; `file` and `line` locate the
+    tools (their JSON file or module) for annotations."""
     cases = []
     for tool in report.tools:
         for clause, status in tool.statuses.items():
@@ -111,6 +129,9 @@ def tool_cases(report: ToolCheckReport) -> tuple[Case, ...]:
                     status=status,
                     headline=f"{clause} {status} for tool {tool.tool!r}: {verdict}",
                     detail=detail,
+                    title=f"{clause} {status} for tool {tool.tool!r}",
+                    file=file,
+                    line=line,
                 )
             )
     return tuple(cases)
@@ -135,7 +156,11 @@ def junit_xml(cases: Iterable[Case], suite: str) -> str:
     )
     for case in listed:
         testcase = ET.SubElement(
-            element, "testcase", classname=case.suite, name=case.name, time=f"{case.seconds:.3f}"
+            element,
+            "testcase",
+            classname=junit_classname(case.suite),
+            name=case.name,
+            time=f"{case.seconds:.3f}",
         )
         if case.status in ("fail", "error"):
             tag = "failure" if case.status == "fail" else "error"
@@ -144,6 +169,14 @@ def junit_xml(cases: Iterable[Case], suite: str) -> str:
             ET.SubElement(testcase, "skipped", message=case.headline).text = case.detail or None
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def junit_classname(suite: str) -> str:
+    """`suite` as a JUnit class name: dotted words, no spaces or colons (issue 24, item 4),
+    which CI pages would otherwise split or mangle: ``polyloop-conformance certify
+    zoo.runner:Fails`` -> ``polyloop_conformance.certify.zoo.runner.Fails``."""
+    words = re.split(r"[^A-Za-z0-9_.]+", suite.replace("-", "_"))
+    return ".".join(word.strip(".") for word in words if word.strip(".")) or "polyloop_conformance"
 
 
 def _escape_data(text: str) -> str:
@@ -160,7 +193,14 @@ def github_annotations(cases: Iterable[Case]) -> str:
     for case in cases:
         if case.status not in ("fail", "error"):
             continue
-        title = _escape_property(case.headline.split(":", 1)[0])
-        text = case.headline + ("\n" + case.detail if case.detail else "")
-        lines.append(f"::error title={title}::{_escape_data(text)}")
+        title = case.title or case.headline.split(":", 1)[0]
+        text = case.detail if case.title and case.detail else case.headline
+        if not case.title and case.detail:
+            text += "\n" + case.detail
+        where = ""
+        if case.file:
+            where = f"file={_escape_property(case.file)},"
+            if case.line:
+                where += f"line={case.line},"
+        lines.append(f"::error {where}title={_escape_property(title)}::{_escape_data(text)}")
     return "\n".join(lines)

@@ -239,13 +239,27 @@ def _run_certify(args: argparse.Namespace) -> int:
         args,
         report.to_json(),
         lambda: report.to_text() + _output_summary(report),
-        lambda: certify_cases(report),
+        lambda: certify_cases(report, **_located(run.where)),
         f"polyloop-conformance certify {name}",
         indent=2,
     )
     if run.problem is not None:
         return _usage_error(run.problem)
     return report.exit_status(allow_skips=args.allow_skips)
+
+
+def _located(where: tuple[str, int] | None) -> dict[str, Any]:
+    return {} if where is None else {"file": where[0], "line": where[1]}
+
+
+def _tools_where(target: str) -> tuple[str, int] | None:
+    """A tool file's own path, for annotations (a module's tools are located by the module
+    name alone, which the parent never imports)."""
+    if target.endswith(".json") or Path(target).is_file():
+        return (target, 1)
+    module = target.partition(":")[0]
+    candidate = Path(*module.split(".")).with_suffix(".py")
+    return (str(candidate), 1) if candidate.is_file() else None
 
 
 def _add_certify_command(subparsers: Any) -> None:
@@ -516,7 +530,7 @@ def _run_check_tools(args: argparse.Namespace) -> int:
         args,
         report.to_json(),
         lambda: report.to_text(verbose=args.verbose) + gave_up,
-        lambda: tool_cases(report),
+        lambda: tool_cases(report, **_located(_tools_where(args.target))),
         f"polyloop-conformance check-tools {args.target}",
     )
     if run.problem is not None:

@@ -24,8 +24,10 @@ reach only the contract classes, which read them through ``request.config.getopt
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
+import inspect
 import sys
 import types
 from dataclasses import dataclass
@@ -35,7 +37,7 @@ import pytest
 
 __all__ = ["LEVELS", "PROFILES", "ConformanceOptions", "conformance_options"]
 
-PROFILES = ("quick", "ci", "thorough")
+PROFILES = ("fast", "quick", "ci", "thorough")
 """The kit's profile names (`conformance.profiles.PROFILES`; a test keeps the two equal)."""
 LEVELS = ("core", "strict")
 """The kit's levels (`conformance.catalog.LEVELS`; a test keeps the two equal)."""
@@ -151,6 +153,45 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     profiles = _loaded_kit_profiles()
     if profiles is not None:
         _register_profiles(profiles)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Report each contract test at the user's ``ExecutorContract`` subclass rather than at
+    the kit's file it inherits the test from (issue 24, item 4): a CI annotation plugin,
+    which takes the file and line from the report's location, then points into the user's
+    project, not into ``site-packages``."""
+    for item in items:
+        location = _user_location(item)
+        if location is not None:
+            item.reportinfo = functools.partial(_reportinfo, location)  # type: ignore[method-assign]
+            item.__dict__.pop("location", None)  # a cached value from before
+
+
+def _reportinfo(location: tuple[str, int, str]) -> tuple[str, int, str]:
+    return location
+
+
+def _user_location(item: pytest.Item) -> tuple[str, int, str] | None:
+    """(file, 0-based line, domain) of the user's class for a test the kit defined."""
+    cls = getattr(item, "cls", None)
+    function = getattr(item, "function", None)
+    code = getattr(function, "__code__", None)
+    if cls is None or code is None or not _is_the_kit(code.co_filename):
+        return None
+    if not any(
+        base.__name__ == "ExecutorContract" and base.__module__ == "conformance.contract"
+        for base in cls.__mro__[1:]
+    ):
+        return None
+    try:
+        path = inspect.getsourcefile(cls)
+        line = inspect.getsourcelines(cls)[1]
+    except (OSError, TypeError):
+        return None
+    if path is None:
+        return None
+    return path, line - 1, item.reportinfo()[2]
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:

@@ -57,6 +57,8 @@ class Supervised:
     results: list[ClauseResult] = field(default_factory=list)
     problem: str | None = None
     """Why the run could not finish (exit 2): set-up died, or ``--timeout``."""
+    where: tuple[str, int] | None = None
+    """The target's file and line, as the child found them (for CI annotations)."""
 
 
 @dataclass(kw_only=True)
@@ -200,6 +202,9 @@ class _ClauseStream:
     def on_ready(self, data: Mapping[str, Any]) -> None:
         self.is_ready = True
         self.run.name, self.run.mode = str(data["name"]), str(data["mode"])
+        where = data.get("where")
+        if isinstance(where, list) and len(where) == 2:
+            self.run.where = (str(where[0]), int(where[1]))
         if not self.announced:
             self.ready(self.run.name, self.run.mode)
             self.announced = True

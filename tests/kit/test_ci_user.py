@@ -4,7 +4,9 @@ the conventions of ``--only`` and the messages, and CI-native output."""
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
+import re
 from importlib import metadata
 from pathlib import Path
 from xml.etree import ElementTree
@@ -339,6 +341,10 @@ def test_16_certify_junit_has_one_testcase_per_clause_with_the_counterexample(
     assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("2", "1", "0")
     cases = {case.get("name", "").split()[0]: case for case in suite.iter("testcase")}
     assert set(cases) == {"E1", "E7"}
+    # Issue 24, item 4: a class name of dotted words, no spaces or colons.
+    assert {case.get("classname") for case in cases.values()} == {
+        "polyloop_conformance.certify.test_ci_user.ClaimsCompletion"
+    }
     assert cases["E1"].find("failure") is None
     failure = cases["E7"].find("failure")
     assert failure is not None
@@ -356,7 +362,14 @@ def test_16_certify_format_github_is_one_error_per_failed_clause(
     assert status == 1
     errors = [line for line in out.splitlines() if line.startswith("::")]
     assert len(errors) == 1, errors
-    assert errors[0].startswith("::error title=E7 fail::E7 fail: No completion claim")
+    # Issue 24, item 4: the annotation points at the factory and says its verdict once.
+    source = Path(inspect.getsourcefile(ClaimsCompletion) or "")
+    match = re.match(r"::error file=([^,]*),line=(\d+),title=([^:]*)::(.*)", errors[0])
+    assert match is not None, errors[0]
+    assert Path(match[1]).resolve() == source.resolve()
+    assert int(match[2]) == inspect.getsourcelines(ClaimsCompletion)[1]
+    assert match[3] == "E7 fail%3A No completion claim and no truncation on this path"
+    assert not match[4].startswith("E7 fail")
     assert "%0Aaction     {" in errors[0]
     assert out.index("polyloop conformance report") < out.index("::error")
 
@@ -388,7 +401,8 @@ def test_16_check_tools_junit_and_github_per_tool_and_clause(
     status, out, _ = run([*argv, "--junit", str(junit), "--format", "github"], capsys)
     assert status == 1
     errors = [line for line in out.splitlines() if line.startswith("::error")]
-    assert len(errors) == 1 and errors[0].startswith("::error title=H2 fail for tool 'bad'::")
+    assert len(errors) == 1 and errors[0].startswith("::error file=")
+    assert ",line=1,title=H2 fail for tool 'bad'::" in errors[0] and str(tools) in errors[0]
     suite = ElementTree.parse(junit).getroot().find("testsuite")
     assert suite is not None
     names = sorted(case.get("name", "") for case in suite.iter("testcase"))

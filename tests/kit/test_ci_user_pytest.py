@@ -10,6 +10,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
+from xml.etree import ElementTree
 
 import pytest
 from _subprocesses import run_pytest, run_python
@@ -192,3 +193,20 @@ def test_14_the_tools_schema_rejects_a_report_without_the_kit_version() -> None:
     del data["kit_version"]
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(data, tools_report_schema())
+
+
+def test_24_4_a_failing_contract_test_is_located_at_the_users_class(tmp_path: Path) -> None:
+    """Issue 24, item 4: the report's location (which annotation plugins read) is the user's
+    test file and class, never the kit's own file inside the environment."""
+    junit = tmp_path / "junit.xml"
+    done = run_pytest(
+        tmp_path, BROKEN, "-k", "E7", f"--junitxml={junit}", "-o", "junit_family=xunit1"
+    )
+    assert done.returncode == 1, done.stdout
+    case = ElementTree.parse(junit).getroot().find(".//testcase")
+    assert case is not None
+    assert case.get("file") == "test_subject.py"
+    line = next(
+        i for i, text in enumerate(BROKEN.splitlines()) if text.startswith("class TestClaims")
+    )
+    assert case.get("line") == str(line)  # 0-based, as pytest reports it
