@@ -208,6 +208,7 @@ def _run_certify(args: argparse.Namespace) -> int:
         "deadline": args.deadline,
         "database": args.database,
         "fail_fast": args.fail_fast,
+        "examples": args.examples,
     }
     run = certify_in_child(
         request,
@@ -246,6 +247,16 @@ def _run_certify(args: argparse.Namespace) -> int:
     if run.problem is not None:
         return _usage_error(run.problem)
     return report.exit_status(allow_skips=args.allow_skips)
+
+
+def _examples(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
 
 
 def _located(where: tuple[str, int] | None) -> dict[str, Any]:
@@ -289,6 +300,14 @@ def _add_certify_command(subparsers: Any) -> None:
     _add_seed(parser, "reproduce a run (default: 0 for ci, random otherwise, shown in the report)")
     _add_only(parser, "E4,V1")
     parser.add_argument(
+        "--examples",
+        type=_examples,
+        default=None,
+        metavar="N",
+        help="generated examples per clause, instead of the profile's (fast 5, quick 15, "
+        "ci 50, thorough 1000); the seed and everything else stay the profile's",
+    )
+    parser.add_argument(
         "--expected-failures",
         metavar="FILE",
         help="clauses known to fail, each with a reason; one that passes "
@@ -311,7 +330,7 @@ def _add_certify_command(subparsers: Any) -> None:
     _add_allow_skips(parser)
     _add_ci_outputs(parser, "clause")
     _add_timeout(parser)
-    parser.set_defaults(func=_command(_run_certify))
+    parser.set_defaults(func=_command(_outside_cwd(_run_certify)))
 
 
 EXIT_STATUSES = f"""exit status:

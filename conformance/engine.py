@@ -183,8 +183,12 @@ def _checked_arguments(
     return seed, reasons
 
 
-def _run_settings(profile: str, database: str | None, replay: bool = True) -> hypothesis.settings:
+def _run_settings(
+    profile: str, database: str | None, replay: bool = True, examples: int | None = None
+) -> hypothesis.settings:
     settings = hypo.run_settings(hypo.profile_settings(profile))
+    if examples is not None:  # ``--examples N``: the profile's count, overridden
+        settings = type(settings)(settings, max_examples=examples)
     if database is not None:
         # Every run is seeded explicitly, so dropping derandomize (which forbids a database)
         # changes nothing else. A run given --seed must reproduce exactly, so it does not
@@ -215,6 +219,8 @@ def _reproduce_line(run: _Run, clause_id: str) -> str:
     )
     if run.deadline != EXECUTE_DEADLINE:
         line += f" --deadline {run.deadline:g}"
+    if run.settings.max_examples != hypo.profile(run.profile).max_examples:
+        line += f" --examples {run.settings.max_examples}"
     return line
 
 
@@ -367,6 +373,7 @@ def _make_run(
     database: str | None,
     runner: DeadlineRunner,
     replay: bool = True,
+    examples: int | None = None,
 ) -> _Run:
     mode = _check_target(target, registry)
     from conformance.properties import ScenarioSource
@@ -390,7 +397,7 @@ def _make_run(
         seed=seed,
         deadline=deadline,
         reasons=reasons,
-        settings=_run_settings(profile, database, replay),
+        settings=_run_settings(profile, database, replay, examples),
         source=source,
         trial=trial,
     )
@@ -514,12 +521,14 @@ def _certify(
     finished: Callable[[ClauseResult], None] | None = None,
     runner: DeadlineRunner | None = None,
     replay: bool | None = None,
+    examples: int | None = None,
 ) -> Report:
     """`certify`, with the hooks the command line's child process streams its results through:
     `started(clause_id, index, total)` before a clause runs, `finished(result)` after, and the
     runner to put the target's calls through. `replay` (default: no `seed` was given) says
     whether counterexamples saved in the database are replayed first; the command line passes
-    it, having chosen the seed itself."""
+    it, having chosen the seed itself. `examples` overrides the profile's example count
+    (``--examples``)."""
     replay = seed is None if replay is None else replay
     seed, reasons = _checked_arguments(
         profile, deadline, _campaign_seed(seed, database), expected_failures
@@ -538,6 +547,7 @@ def _certify(
         database=database,
         runner=runner,
         replay=replay,
+        examples=examples,
     )
     try:
         results = _clause_loop(run, target, selected, fail_fast, started, finished, progress)

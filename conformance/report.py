@@ -67,6 +67,10 @@ BLACK_BOX_EXPECTED = ("E6",)
 """Clauses the README promises a black-box run checks even though the kit scripts no handler:
 a black-box run that skips one has not certified what it says."""
 
+TYPE_ONLY = ("E15",)
+"""Clauses that check the executor's type, never one of its calls: a run in which these are all
+that did not skip has certified nothing of substance (issue 22, item 6)."""
+
 STATUSES = ("pass", "fail", "error", "xfail", "skipped")
 """``pass``; ``fail`` (the executor broke the clause, or an expected failure now passes);
 ``error`` (the factory or the kit could not run the check); ``xfail`` (failed, as the
@@ -233,6 +237,13 @@ class Report:
         if all(r.status == "skipped" for r in self.results):
             ids = ", ".join(r.id for r in self.results)
             return f"every selected clause was skipped ({ids}), so nothing was checked"
+        skipped = [r.id for r in self.results if r.status == "skipped"]
+        if skipped and all(r.id in TYPE_ONLY for r in self.results if r.status != "skipped"):
+            return (
+                f"{', '.join(skipped)} skipped and the rest ("
+                + ", ".join(r.id for r in self.results if r.status != "skipped")
+                + ") check only the executor's type, so nothing of substance was checked"
+            )
         if self.mode == "black-box":
             missed = [
                 r for r in self.results if r.id in BLACK_BOX_EXPECTED and r.status == "skipped"

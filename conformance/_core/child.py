@@ -172,6 +172,7 @@ def _certify(request: dict[str, Any], channel: Channel) -> None:
             started=lambda clause, index, total: channel.send("start", clause=clause),
             finished=lambda result: channel.send_after_output("result", result=result.to_json()),
             runner=runner,
+            examples=request.get("examples"),
         )
     except (ValueError, TypeError) as exc:
         channel.send("usage", message=str(exc))

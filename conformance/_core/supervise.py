@@ -92,6 +92,8 @@ def _reproduce(request: Mapping[str, Any], name: str, clause_id: str) -> str:
     )
     if request["deadline"] != EXECUTE_DEADLINE:
         line += f" --deadline {request['deadline']:g}"
+    if request.get("examples") is not None:
+        line += f" --examples {request['examples']}"
     return line
 
 

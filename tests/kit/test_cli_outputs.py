@@ -112,3 +112,54 @@ def test_help_lists_version_and_every_exit_status(capsys: pytest.CaptureFixture[
         build_parser().parse_args(["--version"])
     assert exited.value.code == 0
     assert capsys.readouterr().out.startswith("polyloop-conformance ")
+
+
+def test_E15_a_selection_where_only_the_type_check_ran_is_not_certified(tmp_path: Path) -> None:
+    """Issue 22, item 6: an executor that always raises skips E5 and passes E15 (a type
+    check); before, that printed PASSED and exited 0."""
+    done = _kit(
+        tmp_path, "certify", "hostile.always_raises:AlwaysRaises", "--only", "E5,E15",
+        "--profile", "fast",
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout
+    assert "NOT CERTIFIED: 2 clauses (1 pass, 1 skipped)" in done.stdout
+    assert (
+        "E5 skipped and the rest (E15) check only the executor's type, so nothing of "
+        "substance was checked (--allow-skips accepts this)"
+    ) in done.stdout
+    allowed = _kit(
+        tmp_path, "certify", "hostile.always_raises:AlwaysRaises", "--only", "E5,E15",
+        "--profile", "fast", "--allow-skips",
+    )  # fmt: skip
+    assert allowed.returncode == 0
+
+
+def test_E5_certify_leaves_no_hypothesis_folder_and_takes_an_examples_override(
+    tmp_path: Path,
+) -> None:
+    """Issue 22, item 6 and 24, item 7: nothing is left in the working directory; issue 24,
+    item 3: ``--examples N`` replaces the profile's count."""
+    small = _kit(tmp_path, "certify", "--only", "E5", "--profile", "fast", "--examples", "1",
+                 "--json", "small.json")  # fmt: skip
+    assert small.returncode == 0, small.stderr
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["small.json"]
+    big = _kit(tmp_path, "certify", "--only", "E5", "--profile", "fast", "--examples", "30",
+               "--json", "big.json")  # fmt: skip
+    assert big.returncode == 0, big.stderr
+    counts = [
+        json.loads((tmp_path / name).read_text())["results"][0]["examples"]
+        for name in ("small.json", "big.json")
+    ]
+    assert counts[0] < counts[1]
+    assert not (tmp_path / ".hypothesis").exists()
+
+
+def test_fast_profile_is_deterministic_with_seed_0(tmp_path: Path) -> None:
+    """Issue 24, item 3: the pre-commit profile takes seed 0, not a fresh random seed."""
+    reports = []
+    for name in ("a.json", "b.json"):
+        done = _kit(tmp_path, "certify", "--only", "E1", "--profile", "fast", "--json", name)
+        assert done.returncode == 0, done.stderr
+        reports.append(json.loads((tmp_path / name).read_text()))
+    assert reports[0]["seed"] == reports[1]["seed"] == 0
+    assert reports[0]["results"][0]["examples"] == reports[1]["results"][0]["examples"]
