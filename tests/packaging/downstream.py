@@ -62,6 +62,40 @@ class TestTools(ToolContract):
     examples = 10
 """
 
+BROKEN_EXECUTOR = """
+import dataclasses
+
+from polyloop import RegistryExecutor
+
+
+class Edits:
+    def __init__(self, registry):
+        self._inner = RegistryExecutor(registry)
+        self.registry = registry
+
+    def parameters(self):
+        return self._inner.parameters()
+
+    async def execute(self, action):
+        outcome = await self._inner.execute(action)
+        return dataclasses.replace(outcome, observation=outcome.observation + "!")
+
+
+def make(registry):
+    return Edits(registry)
+"""
+
+BROKEN_TESTS = """
+from conformance import ExecutorContract
+
+import myexec
+
+
+class TestEdits(ExecutorContract):
+    profile = "fast"
+    make_executor = staticmethod(myexec.make)
+"""
+
 UNRELATED_TEST = "def test_unrelated():\n    assert 1 + 1 == 2\n"
 OWN_CONFORMANCE_TEST = (
     "from conformance import OWNER\n\n"
@@ -151,6 +185,37 @@ def own_conformance_package_runs(tmp: Path, bin_dir: Path, check: Check, *, extr
     )
 
 
+def annotations_point_into_the_project(tmp: Path, bin_dir: Path, check: Check) -> None:
+    """Issue 24, item 4: a failure's CI annotation names the project's file (the factory's
+    module, or the test class under pytest), never the kit's file in the venv."""
+    broken = project(
+        tmp, "annotated", {"myexec.py": BROKEN_EXECUTOR, "test_broken.py": BROKEN_TESTS}
+    )
+    result = run(
+        [bin_dir / "polyloop-conformance", "certify", "myexec:make", "--only", "E5",
+         "--profile", "fast", "--format", "github"],
+        cwd=broken,
+    )  # fmt: skip
+    line = BROKEN_EXECUTOR.splitlines().index("def make(registry):") + 1
+    check(
+        result.returncode == 1 and f"::error file=myexec.py,line={line}," in result.stdout,
+        "a certify annotation points at the factory's module and line",
+        output(result),
+    )
+    junit = broken / "junit.xml"
+    result = run(
+        [bin_dir / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "E5",
+         f"--junitxml={junit}", "-o", "junit_family=xunit1"],
+        cwd=broken,
+    )  # fmt: skip
+    text = junit.read_text() if junit.is_file() else ""
+    check(
+        result.returncode == 1 and 'file="test_broken.py"' in text and "site-packages" not in text,
+        "under pytest a failing contract test is located in the project's test file",
+        output(result) + text[-2000:],
+    )
+
+
 def with_extra_and_newest_hypothesis(tmp: Path, wheel: Path, check: Check) -> None:
     bin_dir = make_venv(tmp / "venv-extra")
     result = pip(bin_dir, "--upgrade", "hypothesis")
@@ -199,6 +264,7 @@ def with_extra_and_newest_hypothesis(tmp: Path, wheel: Path, check: Check) -> No
         "ExecutorContract and ToolContract pass on the reference under pytest -W error",
         output(result),
     )
+    annotations_point_into_the_project(tmp, bin_dir, check)
     own_conformance_package_runs(tmp, bin_dir, check, extra=True)
 
 
