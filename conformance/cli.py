@@ -215,6 +215,7 @@ def _run_certify(args: argparse.Namespace) -> int:
         selected,
         name=name,
         timeout=args.timeout,
+        budget=args.budget,
         ready=ready,
         started=lambda clause, index, total: line.start(f"[{index:>2}/{total}] {clause:<4} ... "),
         finished=lambda result, index, total: line.finish(
@@ -330,6 +331,15 @@ def _add_certify_command(subparsers: Any) -> None:
     _add_allow_skips(parser)
     _add_ci_outputs(parser, "clause")
     _add_timeout(parser)
+    parser.add_argument(
+        "--budget",
+        type=_positive,
+        default=None,
+        metavar="SECONDS",
+        help="time for the whole run, by the watchdog's clock: once it is spent no further "
+        "clause starts; those left are reported skipped ('not run: --budget') and the run "
+        "exits as its results say (unlike --timeout, no clause is cut short)",
+    )
     parser.set_defaults(func=_command(_outside_cwd(_run_certify)))
 
 

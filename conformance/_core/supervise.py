@@ -134,7 +134,7 @@ class _Session:
         return self.fatal or (self.ended.reason if self.ended else "the child process ended")
 
 
-Handlers = Mapping[str, Callable[[Mapping[str, Any]], None]]
+Handlers = Mapping[str, Callable[[Mapping[str, Any]], bool | None]]
 
 
 def _serve(child: Child, watch: Watch, on: Handlers, output: Callable[[str], None]) -> _Session:
@@ -158,7 +158,8 @@ def _serve(child: Child, watch: Watch, on: Handlers, output: Callable[[str], Non
                 break
             elif item.kind in on:
                 try:
-                    on[item.kind](item.data)
+                    if on[item.kind](item.data):  # the handler wants the child ended
+                        break
                 except (KeyError, TypeError, ValueError, IndexError) as exc:
                     session.fatal = (
                         f"the child sent a {item.kind!r} message the kit cannot accept "
@@ -182,6 +183,9 @@ class _ClauseStream:
     started: Callable[[str, int, int], None]
     finished: Callable[[ClauseResult, int, int], None]
     captured: _Captured = field(default_factory=_Captured)
+    budget_until: float | None = None
+    """`time.monotonic()` after which no clause starts (``--budget``), or None."""
+    over_budget: bool = False
     current: str | None = None
     is_ready: bool = False
     announced: bool = False
@@ -211,9 +215,14 @@ class _ClauseStream:
             self.ready(self.run.name, self.run.mode)
             self.announced = True
 
-    def on_start(self, data: Mapping[str, Any]) -> None:
+    def on_start(self, data: Mapping[str, Any]) -> bool:
+        """Whether to end the child: ``--budget`` is spent, so this clause is not run."""
         self.current, self.clock = str(data["clause"]), time.monotonic()
+        if self.budget_until is not None and self.clock > self.budget_until:
+            self.over_budget = True
+            return True
         self.started(self.current, self.position(self.current), len(self.selected))
+        return False
 
     def on_result(self, data: Mapping[str, Any]) -> None:
         self.record(clause_from_json(data["result"]))
@@ -229,6 +238,7 @@ def certify_in_child(
     *,
     name: str,
     timeout: float | None,
+    budget: float | None = None,
     ready: Callable[[str, str], None],
     started: Callable[[str, int, int], None],
     finished: Callable[[ClauseResult, int, int], None],
@@ -242,6 +252,7 @@ def certify_in_child(
         ready=ready,
         started=started,
         finished=finished,
+        budget_until=None if budget is None else time.monotonic() + budget,
     )
     on = {"ready": stream.on_ready, "start": stream.on_start, "result": stream.on_result}
     until = None if timeout is None else time.monotonic() + timeout
@@ -257,6 +268,11 @@ def certify_in_child(
         for item in child.pending_output():
             stream.output(item.text)
         if session.done:
+            break
+        if stream.over_budget:
+            note = f"not run: --budget {budget:g}s was spent"
+            for clause_id in list(stream.remaining):
+                stream.record(_synthetic(request, run.name, clause_id, "skipped", note, 0.0))
             break
         why = session.why
         if child.tail and not session.fatal:
