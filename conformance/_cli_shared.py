@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from conformance._core.hypo import PROFILES
 from conformance._core.target import UsageError
@@ -302,3 +302,90 @@ def _add_timeout(parser: argparse.ArgumentParser) -> None:
         help="limit for the whole run, by the watchdog's clock (default: none); a run that "
         "reaches it reports what it checked and exits 2",
     )
+
+
+EXIT_STATUSES = f"""exit status:
+  0    every selected clause passed
+  1    a clause failed or errored, an expected failure passed, or nothing was checked
+  2    usage or import error (one line on stderr)
+  {OUTPUT_ERROR}    the report could not be written: a full disk, a closed pipe (one line on
+       stderr; files are written before stdout, so --json survives a failing stdout)
+  130  interrupted; 143 terminated"""
+
+
+def _examples(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
+
+
+def _located(where: tuple[str, int] | None) -> dict[str, Any]:
+    return {} if where is None else {"file": where[0], "line": where[1]}
+
+
+def _tools_where(target: str) -> tuple[str, int] | None:
+    """A tool file's own path, for annotations (a module's tools are located by the module
+    name alone, which the parent never imports)."""
+    if target.endswith(".json") or Path(target).is_file():
+        return (target, 1)
+    module = target.partition(":")[0]
+    candidate = Path(*module.split(".")).with_suffix(".py")
+    return (str(candidate), 1) if candidate.is_file() else None
+
+
+def _add_examples(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--examples",
+        type=_examples,
+        default=None,
+        metavar="N",
+        help="generated examples per clause, instead of the profile's (fast 5, quick 15, "
+        "ci 50, thorough 1000); the seed and everything else stay the profile's",
+    )
+
+
+def _add_budget(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--budget",
+        type=_positive,
+        default=None,
+        metavar="SECONDS",
+        help="time for the whole run, by the watchdog's clock: once it is spent no further "
+        "clause starts; those left are reported skipped ('not run: --budget') and the run "
+        "exits as its results say (unlike --timeout, no clause is cut short)",
+    )
+
+
+def _outside_cwd(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """`run` with Hypothesis's storage (its Unicode tables cache, written even when no example
+    database is used) moved to the user's cache directory, unless a database was asked for,
+    ``HYPOTHESIS_STORAGE_DIRECTORY`` is set or the current directory already has a
+    ``.hypothesis/``: checking someone's tools must not leave a directory behind."""
+
+    def command(args: argparse.Namespace) -> int:
+        if (
+            args.database is not None
+            or os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY")
+            or Path(".hypothesis").exists()
+        ):
+            return run(args)
+        from hypothesis import configuration
+
+        before = vars(configuration).get("__hypothesis_home_directory")
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        storage = cache / "polyloop" / "hypothesis"
+        configuration.set_hypothesis_home_dir(storage)
+        # The checks run in a child process (`conformance._core.supervise`), which reads the
+        # storage directory from its environment.
+        os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = str(storage)
+        try:
+            return run(args)
+        finally:
+            del os.environ["HYPOTHESIS_STORAGE_DIRECTORY"]
+            configuration.set_hypothesis_home_dir(before)
+
+    return command
