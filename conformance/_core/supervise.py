@@ -268,6 +268,7 @@ def certify_in_child(
         for item in child.pending_output():
             stream.output(item.text)
         if session.done:
+            _unreported(request, stream)
             break
         if stream.over_budget:
             note = f"not run: --budget {budget:g}s was spent"
@@ -283,6 +284,17 @@ def certify_in_child(
         if not _after_death(request, stream, why, session.ended):
             break
     return run
+
+
+def _unreported(request: Mapping[str, Any], stream: _ClauseStream) -> None:
+    """A child that says it is done while clauses are left unreported had its reporting
+    tampered with: those clauses are errors, never silently missing from the report."""
+    for clause_id in list(stream.remaining):
+        message = (
+            f"the child reported the run finished without a result for {clause_id} (the "
+            "target tampered with the kit's reporting)"
+        )
+        stream.record(_synthetic(request, stream.run.name, clause_id, "error", message, 0.0))
 
 
 def _after_death(

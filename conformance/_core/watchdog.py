@@ -13,10 +13,9 @@ begins), ``job``/``touch``/``idle`` (a call into the target starts, makes progre
 ``beat`` (twice a second, from a thread: a process that holds the GIL stops beating),
 ``result``, ``usage``/``fatal`` and ``done``. The parent's clock is the only one the target
 cannot touch: a call open for longer than twice its step limit plus `SLACK`, or no message at
-all for `Watch.silence` seconds, means the child is stuck, and it is killed. A line in the
-message format that is unsigned or wrongly signed is a forgery (the target found the
-descriptor, e.g. through ``/proc/self/fd``): the child is killed and the clause in progress
-is an error.
+all for `Watch.silence` seconds, means the child is stuck, and it is killed. A line that is
+not correctly signed is a forgery (the target found the descriptor, e.g. through
+``/proc/self/fd``): the child is killed and the clause in progress is an error.
 
 Killing a child kills everything it started, also what left its process group
 (`polyloop._contain`): on Linux the parent is a child subreaper and marks the child's
@@ -222,16 +221,15 @@ class Child:
         self._events.put(None)
 
     def _verified(self, line: bytes) -> Message | None:
-        """The message `line` carries, a `FORGED` one when its signature is wrong, or None
-        for a line that is no message at all (the target wrote to an inherited descriptor)."""
+        """The message `line` carries, or a `FORGED` one for any line the kit did not sign:
+        only the child holds this descriptor, so anything else on it is the target's doing
+        (a forged result, or bytes that would corrupt the kit's next line)."""
         line = line.rstrip(b"\n")
-        if _is_message(line):  # unsigned, in the kit's own format
-            return Message(kind=FORGED, data={"e": FORGED})
-        signature, _, body = line.partition(b" ")
-        if not _is_message(body):
+        if not line:
             return None
+        signature, _, body = line.partition(b" ")
         expected = hmac.new(self._key, body, "sha256").hexdigest().encode()
-        if not hmac.compare_digest(signature, expected):
+        if not hmac.compare_digest(signature, expected) or not _is_message(body):
             return Message(kind=FORGED, data={"e": FORGED})
         data = json.loads(body)
         return Message(kind=data["e"], data=data)

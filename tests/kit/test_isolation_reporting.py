@@ -118,3 +118,11 @@ def test_E1_a_detached_daemon_of_the_target_does_not_outlive_the_run(tmp_path: P
         if _alive(pid):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_E5_half_a_line_written_to_the_kits_pipe_loses_no_verdict(tmp_path: Path) -> None:
+    """The kit's next message arrives corrupted; it must not go missing from the report."""
+    status, results = certify(tmp_path, "hostile.forges_results:CorruptsTheChannel", "--only", "E5")
+    assert status == 1
+    assert results["E5"]["status"] == "error"
+    assert "did not write" in results["E5"]["message"]

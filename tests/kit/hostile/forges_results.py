@@ -113,3 +113,17 @@ class BreaksFlush(Wrapped):
     def hostile(self) -> None:
         if not isinstance(sys.stdout, _FlushRaises):
             sys.stdout = _FlushRaises(sys.stdout)
+
+
+class CorruptsTheChannel(Wrong):
+    """Writes half a line (no newline) to every write-only pipe it finds, so that the kit's
+    next message, the verdict on this clause, arrives corrupted."""
+
+    corrupted = False
+
+    def hostile(self) -> None:
+        if CorruptsTheChannel.corrupted:
+            return
+        CorruptsTheChannel.corrupted = True
+        for fd in _result_pipes():
+            os.write(fd, b'{"half a line')
