@@ -29,18 +29,25 @@ class _ProgressLine:
         self._tty = sys.stderr.isatty()
 
     def say(self, text: str) -> None:
-        print(escape_name(text), file=sys.stderr, flush=True)
+        _progress(escape_name(text))
 
     def start(self, text: str) -> None:
         text = escape_name(text)
         if self._tty:
-            print(f"\r\x1b[K{text}", end="", file=sys.stderr, flush=True)
+            _progress(f"\r\x1b[K{text}", end="")
         else:
-            print(f"{text}checking", file=sys.stderr, flush=True)
+            _progress(f"{text}checking")
 
     def finish(self, text: str) -> None:
         text = escape_name(text)
-        print(f"\r\x1b[K{text}" if self._tty else text, file=sys.stderr, flush=True)
+        _progress(f"\r\x1b[K{text}" if self._tty else text)
+
+
+def _progress(text: str, end: str = "\n") -> None:
+    """A progress line on stderr; a stderr that cannot take it (a full disk) costs the
+    progress, never the run or its report."""
+    with contextlib.suppress(OSError, ValueError):
+        print(text, end=end, file=sys.stderr, flush=True)
 
 
 def _output_summary(report: Report, lines_per_clause: int = 5) -> str:

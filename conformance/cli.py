@@ -51,6 +51,7 @@ from conformance._cli_shared import (
     _outside_cwd,
     _positive,
     _printable,
+    _progress,
     _ProgressLine,
     _tools_where,
     _write_reports,
@@ -464,9 +465,7 @@ def _run_check_tools(args: argparse.Namespace) -> int:
         only=chosen,
         tool_limit=args.tool_timeout,
         timeout=args.timeout,
-        progress=None
-        if args.quiet
-        else lambda line: print(escape_name(line), file=sys.stderr, flush=True),
+        progress=None if args.quiet else lambda line: _progress(escape_name(line)),
     )
     if run.problem is not None and (run.usage or not run.reports):
         raise UsageError(run.problem)

@@ -179,3 +179,17 @@ def test_budget_skips_the_clauses_it_leaves_no_time_for(tmp_path: Path) -> None:
         ("E5", "skipped", "not run: --budget 0.001s was spent"),
     ]
     assert "NOT CERTIFIED" in done.stdout
+
+
+@needs_dev_full
+def test_a_full_stderr_costs_the_progress_not_the_report(tmp_path: Path) -> None:
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "conformance", "certify", "--only", "E5", "--profile",
+             "fast", "--json", "r.json"],
+            stdout=subprocess.PIPE, stderr=full.fileno(), text=True, cwd=tmp_path,
+            env=env_with_tests(), timeout=300,
+        )  # fmt: skip
+    assert done.returncode == 0
+    assert "PASSED" in done.stdout
+    assert (tmp_path / "r.json").is_file()
