@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -126,3 +127,34 @@ def test_E5_half_a_line_written_to_the_kits_pipe_loses_no_verdict(tmp_path: Path
     assert status == 1
     assert results["E5"]["status"] == "error"
     assert "did not write" in results["E5"]["message"]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs /proc and a subreaper")
+def test_E1_sigterm_kills_the_targets_detached_daemon_too(tmp_path: Path) -> None:
+    """SIGTERM during a clause: exit 143, and the helper the target detached is gone."""
+    pidfile = tmp_path / "daemon.pid"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "conformance", "certify", "hostile.starts_daemon:StartsDaemon",
+         "--profile", "thorough", "--only", "E1"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+        cwd=tmp_path, env=env_with_tests(HOSTILE_PIDFILE=str(pidfile)), start_new_session=True,
+    )  # fmt: skip
+    pid = 0
+    try:
+        waited = 0
+        while not (pidfile.is_file() and pidfile.read_text()) and waited < 1200:
+            assert process.poll() is None, "the run ended before the target started its daemon"
+            time.sleep(0.1)  # readiness only: the verdict below does not depend on timing
+            waited += 1
+        pid = int(pidfile.read_text())
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+        assert process.returncode == 143 and "terminated" in err
+        assert not _alive(pid), "the target's detached helper outlived a terminated certify"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+        if pid and _alive(pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
