@@ -15,8 +15,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
@@ -160,7 +163,46 @@ def _emit(report: Report, args: argparse.Namespace, *, recorded: bool = False) -
             ) from None
 
 
+class _Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that the scan's cleanup (kill the child's tree,
+    remove the temporary directory) runs as for Ctrl-C."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command. Run as a program (the console script, ``python -m metatests``) it owns
+    its process: it becomes a child subreaper, so the scan's orphans (a daemon a scanned module
+    detached) are re-parented to it and killed with the scan, and SIGTERM cleans up like
+    Ctrl-C. Called from other code (tests, embedding) it leaves the process as it found it."""
+    if not _is_program(argv) or threading.current_thread() is not threading.main_thread():
+        return _interruptible(argv)
+    from metatests import isolate
+    from polyloop import _contain
+
+    isolate.OWN_ADOPTED = _contain.become_subreaper()
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        return _interruptible(argv)
+    except _Terminated:
+        print(f"{PROG}: terminated (SIGTERM)", file=sys.stderr)
+        return 143
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _is_program(argv: Sequence[str] | None) -> bool:
+    """This process runs the guard's command line itself (not pytest, not an embedding)."""
+    if argv is not None and list(argv) != sys.argv[1:]:
+        return False
+    program = sys.argv[0] if sys.argv else ""
+    name, folder = os.path.basename(program), os.path.basename(os.path.dirname(program))
+    return name == PROG or (name == "__main__.py" and folder == "metatests")
+
+
+def _interruptible(argv: Sequence[str] | None) -> int:
     try:
         return _main(argv)
     except KeyboardInterrupt:
