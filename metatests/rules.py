@@ -407,6 +407,15 @@ def _constructor(
         not_init = {f.name for f in now.fields if not f.init}
         names_now = {p.name for p in now.parameters}
         old = [p for p in old if p.name in names_now or p.name not in not_init]
+    if (
+        now.judged == "outer"
+        and old_class.judged == "outer"
+        and now.outer is not None
+        and old_class.outer is not None
+        and not _accepts_anything(now.outer)
+    ):
+        # A wrapper with a signature of its own: that is what callers bind to.
+        return _parameters(name, list(old_class.outer), list(now.outer))
     findings = _parameters(name, old, list(now.parameters))
     why = _binds_every_call(old_class, now)
     if why is None:
@@ -428,12 +437,12 @@ def _binds_every_call(old: RecordedClass, now: ClassInfo) -> str | None:
     """Why no recorded call can fail to bind now, or None. The guard never calls the
     constructor, so it judges binding only: a ``(*args, **kwargs)`` constructor or a wrapper
     that does more than forward accepts every call at the signature a caller meets."""
-    if now.judged == "outer":
+    if now.judged == "outer" and now.outer is not None and _accepts_anything(now.outer):
         return (
             "callers meet a `(*args, **kwargs)` wrapper that does more than forward (the"
             " guard does not call it to see what it refuses)"
         )
-    if old.judged == "outer":
+    if old.judged == "outer" and old.outer is not None and _accepts_anything(old.outer):
         return (
             "the recorded constructor was a `(*args, **kwargs)` wrapper the guard could not judge"
         )
