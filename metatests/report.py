@@ -100,6 +100,15 @@ def _names(names: Sequence[str], shown: int = 3) -> str:
     return listed + (f" and {len(names) - shown} more" if len(names) > shown else "")
 
 
+def _pattern(modules: Sequence[str]) -> str:
+    """An ``fnmatch`` pattern covering ``modules``: their longest common prefix and ``*``."""
+    prefix = modules[0]
+    for name in modules[1:]:
+        while not name.startswith(prefix):
+            prefix = prefix[:-1]
+    return prefix if len(modules) == 1 else f"{prefix}*"
+
+
 def template(text: str) -> str:
     return re.sub(r"`[^`]*`", "`…`", text)
 
@@ -111,6 +120,8 @@ class _Entry:
     findings: tuple[Finding, ...]
     label: str | None = None
     """The group's description; None for a single finding."""
+    fix: str = ""
+    """The group's fix-it."""
 
 
 def group_entries(findings: Iterable[Finding]) -> list[_Entry]:
@@ -132,13 +143,22 @@ def group_entries(findings: Iterable[Finding]) -> list[_Entry]:
         subjects = list(dict.fromkeys(f.subject for f in members))
         if key[0] == "import":
             label = f"{len(subjects)} modules {members[0].change}: {_names(subjects)}"
-        else:
-            n = len(subjects)
-            label = (
-                f"{n} classes deriving from `{key[0]}` ({len(members)} findings,"
-                f" e.g. {_names(subjects, 2)}): {template(members[0].change)}"
+            fix = (
+                "make them importable, or leave them out with a recorded reason, e.g."
+                f" `--exclude '{_pattern(subjects)}=why'` (check that it matches only these)"
             )
-        groups.append(_Entry(findings=tuple(members), label=label))
+        else:
+            base = key[0]
+            others = [s for s in subjects if s != base]
+            who = f"`{base}` and {len(others)}" if base in subjects else f"{len(others)}"
+            label = (
+                f"{who} classes deriving from it ({len(members)} findings, e.g."
+                f" {_names(others, 2)}): {template(members[0].change)}"
+            )
+            if base not in subjects:
+                label = label.replace("deriving from it", f"deriving from `{base}`", 1)
+            fix = f"{members[0].fix} (for each)"
+        groups.append(_Entry(findings=tuple(members), label=label, fix=fix))
     singles.sort(key=lambda f: (f.clause, f.subject, f.parameter or ""))
     groups.sort(key=lambda e: -len(e.findings))
     return [_Entry(findings=(f,)) for f in singles] + groups
@@ -304,7 +324,7 @@ class Report:
             first = entry.findings[0]
             lines.append(f"  [{first.clause}] {entry.label}")
             if first.kind != "note":
-                lines.append(f"      fix (for each): {first.fix}")
+                lines.append(f"      fix: {entry.fix}")
         if len(entries) > limit:
             rest = sum(len(e.findings) for e in entries[limit:])
             lines.append(
