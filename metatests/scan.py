@@ -399,6 +399,8 @@ def _ours(cls: type, defined: dict[type, str], package: str) -> bool:
 
 
 def _exported_names(module: types.ModuleType, module_name: str, walker: _Walker) -> list[str]:
+    if is_excluded(f"{module_name}.__all__", walker.exclude):
+        return []  # the fix-it for a failing lazy __all__ suggests exactly this pattern
     try:
         names = getattr(module, "__all__", None)
     except BaseException as exc:  # a module __getattr__ may compute __all__, and fail
