@@ -76,7 +76,12 @@ def test_M4_a_check_time_exclusion_of_modules_the_baseline_never_saw_is_listed(p
 
 
 def test_M4_the_fixit_for_a_failing_lazy_all_silences_it(packages, tmp_path: Path) -> None:
-    lazy = "def __getattr__(name):\n    if name == '__all__':\n        raise ImportError('no torch')\n    raise AttributeError(name)\n"
+    lazy = (
+        "def __getattr__(name):\n"
+        "    if name == '__all__':\n"
+        "        raise ImportError('no torch')\n"
+        "    raise AttributeError(name)\n"
+    )
     name = packages.write({"fine.py": FINE, "lazy.py": lazy})
     path = tmp_path / "api.json"
 
@@ -97,7 +102,7 @@ def test_M1_fixit_for_a_subclass_of_an_allowlisted_base_leaves_the_base_alone(
     name = packages.write({"base.py": base})
     path = tmp_path / "api.json"
     assert update_baseline(name, path, allow_existing="callers unpack it since 1.0").written
-    sub = "\nfrom dataclasses import KW_ONLY\n\n@dataclass(kw_only=True)\nclass Point3(Point):\n    z: int = 0\n"
+    sub = "\n@dataclass(kw_only=True)\nclass Point3(Point):\n    z: int = 0\n"
     packages.write({"base.py": base + sub}, name=name)
 
     report = check_package(name, path)
