@@ -33,8 +33,7 @@ Kind = Literal["failure", "breaking", "note"]
 Verdict = Literal["failure", "allowed", "accepted", "note"]
 
 BUMP = (
-    "bump the major version (the minor while the major is 0) or accept it with"
-    " `update --accept-break CLASS=REASON`"
+    "bump the major version (the minor at 0.x) or accept it: `update --accept-break CLASS=REASON`"
 )
 RECORD = "run `update` to record it"
 SCHEMA = "polyloop-metatests-report/1"

@@ -111,7 +111,7 @@ def test_M3_assert_api_stable_raises_the_readable_report(packages) -> None:
     assert message.startswith(f"API evolution check failed:\n{name} 1.0.0: FAILED, 1 problem")
     assert (
         f"[M3] {name}.models.P, parameter `a`: renamed to `b` — fix: restore the name `a`,"
-        " or bump the major version (the minor while the major is 0) or accept it with"
+        " or bump the major version (the minor at 0.x) or accept it:"
         " `update --accept-break CLASS=REASON`"
     ) in message
 

@@ -67,7 +67,7 @@ def test_M3_field_inserted_in_the_middle_fails(packages, now: str, code: str, fi
     assert "move `z` after the last keyword-only parameter, with a default" in (
         report.failures[0].render()
     )
-    assert "bump the major version (the minor while the major is 0)" in report.failures[0].render()
+    assert "bump the major version (the minor at 0.x)" in report.failures[0].render()
 
 
 @pytest.mark.parametrize(

@@ -70,7 +70,7 @@ def test_M3_a_thousand_classes_sharing_a_changed_base_make_a_short_report(
     # The one individual break comes first, then the groups.
     assert lines[2] == (
         f"  [M3] {name}.m0.C7, parameter `f7`: removed — fix: restore `f7`, or bump the major"
-        " version (the minor while the major is 0) or accept it with"
+        " version (the minor at 0.x) or accept it:"
         " `update --accept-break CLASS=REASON`"
     )
     assert lines[3] == f"  [M4] {name}.odd: failed to import (RuntimeError: odd) — fix: make it" + (
