@@ -108,8 +108,33 @@ def _pattern(modules: Sequence[str]) -> str:
     return prefix if len(modules) == 1 else f"{prefix}*"
 
 
+_NAMES = re.compile(r"(`[^`]*`|\((?:'[^']*'(?:, )?)*,?\))")
+
+
+def common(texts: Sequence[str]) -> str:
+    """What a group's texts share: names that differ between them become `…` (or (…) for a
+    tuple of names), names they all have stay."""
+    split = [_NAMES.split(t) for t in dict.fromkeys(texts)]
+    if len(split) == 1:
+        return texts[0]
+    if (
+        len({len(parts) for parts in split}) != 1
+        or len({tuple(parts[::2]) for parts in split}) != 1
+    ):
+        return template(texts[0])
+    out = []
+    for i, variants in enumerate(zip(*split, strict=True)):
+        if i % 2 == 0 or len(set(variants)) == 1:
+            out.append(variants[0])
+        else:
+            out.append("(…)" if variants[0].startswith("(") else "`…`")
+    return "".join(out)
+
+
 def template(text: str) -> str:
-    return re.sub(r"`[^`]*`", "`…`", text)
+    """The change with its names abstracted: backticked names and tuples of names."""
+    text = re.sub(r"`[^`]*`", "`…`", text)
+    return re.sub(r"\((?:'[^']*'(?:, )?)*,?\)", "(…)", text)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -150,13 +175,14 @@ def group_entries(findings: Iterable[Finding]) -> list[_Entry]:
             base = key[0]
             others = [s for s in subjects if s != base]
             who = f"`{base}` and {len(others)}" if base in subjects else f"{len(others)}"
+            change = common([f.change for f in members])
             label = (
                 f"{who} classes deriving from it ({len(members)} findings, e.g."
-                f" {_names(others, 2)}): {template(members[0].change)}"
+                f" {_names(others, 2)}): {change}"
             )
             if base not in subjects:
                 label = label.replace("deriving from it", f"deriving from `{base}`", 1)
-            fix = f"{members[0].fix} (for each)"
+            fix = f"{common([f.fix for f in members])} (for each)"
         groups.append(_Entry(findings=tuple(members), label=label, fix=fix))
     singles.sort(key=lambda f: (f.clause, f.subject, f.parameter or ""))
     groups.sort(key=lambda e: -len(e.findings))

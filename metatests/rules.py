@@ -209,7 +209,7 @@ def _with_causes(findings: list[Finding], scan: Scan) -> list[Finding]:
     so the report can print one group instead of a thousand lines."""
     buckets: dict[tuple[str, str, str], list[int]] = {}
     for i, f in enumerate(findings):
-        if f.clause in ("M1", "M3", "M5") and f.subject in scan.classes:
+        if f.clause in ("M1", "M2", "M3", "M5") and f.subject in scan.classes:
             buckets.setdefault((f.clause, f.code, template(f.change)), []).append(i)
     out = list(findings)
     for indexes in buckets.values():

@@ -79,7 +79,7 @@ def test_M3_a_thousand_classes_sharing_a_changed_base_make_a_short_report(
     group = " ".join(line.strip() for line in lines[4:7])
     assert group == (
         f"[M3] `{name}.base.Base` and 1000 classes deriving from it (1001 findings, e.g."
-        f" `{name}.m0.C0`, `{name}.m0.C1` and 998 more): inserted keyword-only before `…` (with"
+        f" `{name}.m0.C0`, `{name}.m0.C1` and 998 more): inserted keyword-only before `y` (with"
         " a default; no keyword call breaks, but M3 keeps the recorded order)"
     )
     assert lines[7].startswith("      fix: move `z` after the last keyword-only parameter")
@@ -150,3 +150,94 @@ def test_M3_a_clean_check_writes_a_passing_junit(packages, tmp_path: Path) -> No
     suite = ET.parse(junit).getroot().find("testsuite")
     assert suite is not None and suite.get("failures") == "0"
     assert check_package(name, path).ok
+
+
+WRAPPER = '''\
+import functools
+from dataclasses import dataclass
+
+def keyword_only(cls):
+    """Like the transformers configs: the __init__ callers meet refuses positional arguments."""
+    init = cls.__init__
+
+    @functools.wraps(init)
+    def wrapper(self, *args, **kwargs):
+        if args:
+            raise TypeError("keyword arguments only")
+        init(self, **kwargs)
+
+    cls.__init__ = wrapper
+    return cls
+
+@keyword_only
+@dataclass{kw}
+class BaseConfig:
+    vocab: int = 0
+'''
+
+
+def _transformers_shape(*, changed: bool) -> dict[str, str]:
+    """300 wrapped configs whose unwrapped fields turn keyword-only (no call breaks), 5 plain
+    dataclasses with a real break, 200 modules failing on one missing dependency."""
+    kw = "(kw_only=True)" if changed else ""
+    files = {"configs/__init__.py": "", "configs/base.py": WRAPPER.format(kw=kw)}
+    for m in range(10):
+        body = [
+            "from dataclasses import dataclass",
+            "from PKG.configs.base import BaseConfig, keyword_only",
+            "",
+        ]
+        for i in range(30):
+            n = m * 30 + i
+            body += [
+                "@keyword_only",
+                f"@dataclass{kw}",
+                f"class Config{n}(BaseConfig):",
+                f"    size{n}: int = 0",
+                "",
+            ]
+        files[f"configs/c{m}.py"] = "\n".join(body)
+    plain = ["from dataclasses import dataclass", ""]
+    for n in range(5):
+        plain += ["@dataclass(kw_only=True)", f"class Arguments{n}:", "    output: str = ''"]
+        plain += ([] if changed else ["    logging_dir: str = ''"]) + [""]
+    files["training.py"] = "\n".join(plain)
+    if changed:
+        files |= {f"models/m{i}.py": "import torch_not_installed_here\n" for i in range(200)}
+        files["models/__init__.py"] = ""
+    return files
+
+
+def test_M3_a_transformers_shaped_pair_names_the_few_real_breaks_first(
+    packages, tmp_path: Path
+) -> None:
+    name = packages.write(_transformers_shape(changed=False))
+    path = tmp_path / "api.json"
+    assert update_baseline(name, path, allow_existing="positional before the guard").written
+    packages.write(_transformers_shape(changed=True), name=name)
+
+    report = check_package(name, path)
+    lines = report.render().splitlines()
+
+    assert len(lines) < 100
+    # The five real breaks come first, one line each; no wrapped config is reported broken.
+    assert [line.split(":")[0] for line in lines[2:7]] == [
+        f"  [M3] {name}.training.Arguments{n}, parameter `logging_dir`" for n in range(5)
+    ]
+    assert {f.subject for f in report.failures if f.clause == "M3"} == {
+        f"{name}.training.Arguments{n}" for n in range(5)
+    }
+    kind_notes = [f for f in report.notes if f.code == "kind-changed"]
+    assert len(kind_notes) == 301 + 300  # `vocab` in all 301 classes, `size<n>` in 300
+    assert all(
+        "no call breaks: callers meet a `(*args, **kwargs)` wrapper" in f.change for f in kind_notes
+    )
+    text = "\n".join(lines)
+    # The stale allowlist entries and the __match_args__ changes: one group each, named after
+    # the base they share.
+    assert f"[M2] `{name}.configs.base.BaseConfig` and 300 classes deriving from it" in text
+    assert "`__match_args__` changed from (…) to () (positional `case` patterns break)" in (
+        " ".join(text.split())
+    )
+    assert "200 modules failed to import (ModuleNotFoundError: No module named" in text
+    assert f"`--exclude '{name}.models.m*=why'`" in " ".join(text.split())
