@@ -127,6 +127,9 @@ def scan_package(
 
 
 def _attempt(package: str, exclude: Sequence[str], skip: Sequence[str], timeout: float) -> _Attempt:
+    # Imported here, not at the top: the scan's child imports this module too, and must not
+    # import polyloop before scanning it.
+
     with tempfile.TemporaryDirectory(prefix="metatests-scan-") as tmp:
         result_path = Path(tmp) / "result.jsonl"
         result_path.touch()
@@ -170,6 +173,7 @@ def _attempt(package: str, exclude: Sequence[str], skip: Sequence[str], timeout:
 
 def _kill_tree(process: subprocess.Popen[bytes], mark: str) -> None:
     """Kill the child and everything it started, detached helpers included, then reap it."""
+
     _contain.kill_tree(process.pid, mark=mark, adopted=OWN_ADOPTED)
     with contextlib.suppress(ProcessLookupError):
         process.kill()

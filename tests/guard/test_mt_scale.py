@@ -241,3 +241,20 @@ def test_M3_a_transformers_shaped_pair_names_the_few_real_breaks_first(
     )
     assert "200 modules failed to import (ModuleNotFoundError: No module named" in text
     assert f"`--exclude '{name}.models.m*=why'`" in " ".join(text.split())
+
+
+def test_M3_update_in_json_says_whether_it_wrote_and_stays_pure_json(
+    packages, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = packages.write({"base.py": BASE.format(inserted="")})
+    path = str(tmp_path / "api.json")
+
+    assert main(["update", name, "--baseline", path, "--format", "json"]) == 0
+    first = json.loads(capsys.readouterr().out)  # nothing but the document on stdout
+    assert (first["command"], first["written"], first["baseline"]["fresh"]) == (
+        "update",
+        True,
+        True,
+    )
+    assert main(["update", name, "--baseline", path, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["written"] is False
