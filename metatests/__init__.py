@@ -14,7 +14,13 @@ The scan runs in a child process: nothing a scanned module does at import can cr
 """
 
 from metatests.errors import BaselineError, MetatestsError, PackageNotFoundError
-from metatests.fileformat import Baseline, RecordedClass, load_baseline, write_baseline
+from metatests.fileformat import (
+    AcceptedBreak,
+    Baseline,
+    RecordedClass,
+    load_baseline,
+    write_baseline,
+)
 from metatests.model import ClassInfo, FieldInfo, ImportFailure, ParamInfo, Scan
 from metatests.operations import UpdateResult, assert_api_stable, check_package, update_baseline
 from metatests.report import Finding, Report
@@ -22,6 +28,7 @@ from metatests.rules import compare
 from metatests.scan import scan_package
 
 __all__ = [
+    "AcceptedBreak",
     "Baseline",
     "BaselineError",
     "ClassInfo",

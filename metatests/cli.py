@@ -1,5 +1,9 @@
 """``polyloop-metatests check|update PACKAGE --baseline FILE`` (also ``python -m metatests``).
 
+``--format text`` (default) prints the grouped text report, ``json`` the whole report as one
+JSON document (schema ``metatests/report.schema.json``), ``github`` the text followed by one
+``::error`` annotation per problem; ``--junit PATH`` also writes JUnit XML.
+
 Exit status: 0 the API is compatible with the baseline (notes may say what ``update`` would
 record), 1 the check failed (or ``update`` refused to record a breaking change), 2 usage error or
 unusable input (missing, malformed or read-only baseline, unknown package), always as one line
@@ -10,14 +14,21 @@ failure (exit 1), never a crash of the guard.
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import shlex
+import signal
 import sys
+import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import NoReturn
 
+from metatests.ci import github_annotations, junit_xml
 from metatests.errors import MetatestsError
 from metatests.isolate import DEFAULT_TIMEOUT
 from metatests.operations import check_package, update_baseline
+from metatests.report import Report
 
 __all__ = ["main"]
 
@@ -46,7 +57,8 @@ def _parser() -> argparse.ArgumentParser:
         (
             "update",
             "record the package's API in the baseline; refuses breaking changes unless"
-            " the major version rose",
+            " the version rose by a breaking step (the major; the minor while the major is 0)"
+            " or --accept-break names them",
         ),
     ):
         command = commands.add_parser(name, help=help_text, description=help_text)
@@ -81,7 +93,29 @@ def _parser() -> argparse.ArgumentParser:
             help=f"time one scan attempt may take (default {DEFAULT_TIMEOUT:g}); a module that"
             " hangs is reported under M4",
         )
+        command.add_argument(
+            "--format",
+            choices=("text", "json", "github"),
+            default="text",
+            help="text (default): the grouped report; json: every finding, machine-readable"
+            " (schema metatests/report.schema.json); github: the text, then one ::error"
+            " annotation per problem",
+        )
+        command.add_argument(
+            "--junit",
+            metavar="PATH",
+            default=None,
+            help="also write a JUnit XML report to PATH: one testcase per clause M1-M5",
+        )
         if name == "update":
+            command.add_argument(
+                "--accept-break",
+                metavar="CLASS=REASON",
+                action="append",
+                default=[],
+                help="record the breaking changes of CLASS without a breaking version step"
+                " (repeatable); the reason goes into the baseline's `accepted` history",
+            )
             command.add_argument(
                 "--allow-existing",
                 metavar="REASON",
@@ -92,17 +126,83 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _excludes(values: Sequence[str]) -> dict[str, str]:
+def _pairs(values: Sequence[str], option: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for value in values:
         pattern, _, reason = value.partition("=")
         if not pattern.strip():
-            raise _UsageError(f"--exclude {value!r}: the pattern is empty")
+            raise _UsageError(f"{option} {value!r}: the name before '=' is empty")
         out[pattern.strip()] = reason.strip()
     return out
 
 
+def _excludes(values: Sequence[str]) -> dict[str, str]:
+    return _pairs(values, "--exclude")
+
+
+def _emit(report: Report, args: argparse.Namespace, *, recorded: bool = False) -> None:
+    """Print the report in the chosen format and write the JUnit file if asked."""
+    if args.format == "json":
+        data = report.to_json()
+        data["command"] = args.command
+        if args.command == "update":
+            data["written"] = recorded
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        print(report.render(recorded=recorded))
+    if args.format == "github":
+        annotations = github_annotations(report)
+        if annotations:
+            print(annotations)
+    if args.junit:
+        try:
+            Path(args.junit).write_text(junit_xml(report), encoding="utf-8")
+        except OSError as exc:
+            raise MetatestsError(
+                f"cannot write --junit {args.junit}: {exc.strerror or exc}"
+            ) from None
+
+
+class _Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that the scan's cleanup (kill the child's tree,
+    remove the temporary directory) runs as for Ctrl-C."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command. Run as a program (the console script, ``python -m metatests``) it owns
+    its process: it becomes a child subreaper, so the scan's orphans (a daemon a scanned module
+    detached) are re-parented to it and killed with the scan, and SIGTERM cleans up like
+    Ctrl-C. Called from other code (tests, embedding) it leaves the process as it found it."""
+    if not _is_program(argv) or threading.current_thread() is not threading.main_thread():
+        return _interruptible(argv)
+    from metatests import isolate
+    from polyloop import _contain
+
+    isolate.OWN_ADOPTED = _contain.become_subreaper()
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        return _interruptible(argv)
+    except _Terminated:
+        print(f"{PROG}: terminated (SIGTERM)", file=sys.stderr)
+        return 143
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _is_program(argv: Sequence[str] | None) -> bool:
+    """This process runs the guard's command line itself (not pytest, not an embedding)."""
+    if argv is not None and list(argv) != sys.argv[1:]:
+        return False
+    program = sys.argv[0] if sys.argv else ""
+    name, folder = os.path.basename(program), os.path.basename(os.path.dirname(program))
+    return name == PROG or (name == "__main__.py" and folder == "metatests")
+
+
+def _interruptible(argv: Sequence[str] | None) -> int:
     try:
         return _main(argv)
     except KeyboardInterrupt:
@@ -114,6 +214,7 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         args = _parser().parse_args(argv)
         excludes = _excludes(args.exclude)
+        accepted = _pairs(getattr(args, "accept_break", []), "--accept-break")
     except _UsageError as exc:
         print(f"{PROG}: error: {exc} (see {PROG} --help)", file=sys.stderr)
         return 2
@@ -129,7 +230,7 @@ def _main(argv: Sequence[str] | None) -> int:
                 max_positional=args.max_positional,
                 timeout=args.timeout,
             )
-            print(report.render())
+            _emit(report, args)
             return 0 if report.ok else 1
         result = update_baseline(
             args.package,
@@ -137,8 +238,10 @@ def _main(argv: Sequence[str] | None) -> int:
             exclude=excludes,
             max_positional=args.max_positional,
             allow_existing=args.allow_existing,
+            accept_break=accepted,
             timeout=args.timeout,
         )
+        _emit(result.report, args, recorded=result.written)
     except MetatestsError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
@@ -149,7 +252,8 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"{PROG}: internal error (please report it): {exc!r}", file=sys.stderr)
         return 2
 
-    print(result.report.render(recorded=result.written))
+    if args.format == "json":
+        return 0 if result.report.ok else 1
     if not result.report.ok:
         print(f"baseline {args.baseline} not written: fix the problems above first")
         if any(f.clause == "M1" for f in result.report.failures):
@@ -159,6 +263,15 @@ def _main(argv: Sequence[str] | None) -> int:
             print(
                 "to keep the classes M1 rejects positional, allowlist them with a reason:"
                 f" {command} 'why they stay positional'"
+            )
+        breaking = sorted({f.subject for f in result.report.failures if f.kind == "breaking"})
+        if breaking:
+            command = shlex.join([PROG, "update", args.package, "--baseline", args.baseline])
+            example = shlex.join(["--accept-break", f"{breaking[0]}=why callers may break"])
+            print(
+                f"to record the breaking changes of {len(breaking)}"
+                f" class{'es' * (len(breaking) != 1)} without a breaking version step, accept"
+                f" each with a reason: {command} {example}"
             )
         return 1
     if result.written:

@@ -1,9 +1,12 @@
-"""The committed baseline file: read (format 2, and format 1 by migration) and write atomically.
+"""The committed baseline file: read (format 3; formats 1 and 2 by migration) and write atomically.
 
 The file is JSON with sorted keys, one constructor parameter (or field) per line, so a change
 to the API shows up as a small, reviewable diff::
 
     {
+      "accepted": [
+        {"class": "pkg.Line", "reason": "0.x: `width` renamed to `stroke`", "version": "0.4.0"}
+      ],
       "allowlist": {"pkg.Point": "unpacked positionally by callers since 1.0"},
       "classes": {
         "pkg.Point": {
@@ -17,7 +20,7 @@ to the API shows up as a small, reviewable diff::
         }
       },
       "exclude": {"pkg.win32*": "Windows only"},
-      "format": 2,
+      "format": 3,
       "max_positional": 0,
       "package": "pkg",
       "version": "1.0.0"
@@ -42,10 +45,11 @@ from pathlib import Path
 from typing import Any
 
 from metatests.errors import BaselineError
-from metatests.model import KINDS, FieldInfo, ParamInfo
+from metatests.model import JUDGED, KINDS, FieldInfo, Judged, ParamInfo
 
 __all__ = [
     "FORMAT",
+    "AcceptedBreak",
     "Baseline",
     "RecordedClass",
     "clean_stale_temporaries",
@@ -55,8 +59,14 @@ __all__ = [
     "write_baseline",
 ]
 
-FORMAT = 2
-"""Version of the file layout. 1 recorded dataclass fields; 2 records constructor parameters."""
+FORMAT = 3
+"""Version of the file layout. 1 recorded dataclass fields; 2 records constructor parameters;
+3 adds the accepted breaks and, per class whose constructor is wrapped, which signature was
+judged (``"judged"``) and the one callers meet (``"outer"``)."""
+
+MAX_VERSION_LENGTH = 200
+"""A recorded version longer than this is refused: no release string is, and the report
+prints it."""
 
 STALE_AFTER = 60.0
 """Seconds after which a temporary file of an interrupted ``update`` counts as left behind."""
@@ -68,6 +78,20 @@ class RecordedClass:
     """The constructor's parameters in order; None when its signature could not be read."""
     fields: tuple[FieldInfo, ...] = ()
     match_args: tuple[str, ...] | None
+    judged: Judged = "unwrapped"
+    """Which signature M3 judged: the unwrapped one, or the ``outer`` one callers meet."""
+    outer: tuple[ParamInfo, ...] | None = None
+    """The signature of the callable a caller meets, when it differs from ``parameters``."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class AcceptedBreak:
+    """A breaking change recorded by ``update --accept-break CLASS=REASON``."""
+
+    subject: str
+    reason: str
+    version: str | None
+    """The package version the break was accepted at."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -81,6 +105,8 @@ class Baseline:
     """Module pattern (``fnmatch``, dotted) -> the reason it is not scanned."""
     max_positional: int = 0
     """Positional parameters M1 allows per class (the contract's default is 0)."""
+    accepted: tuple[AcceptedBreak, ...] = ()
+    """Every break accepted so far, oldest first (a history: each applied once, by ``update``)."""
     format: int = FORMAT
     """The format the file was read in; older formats are migrated on ``update``."""
 
@@ -145,22 +171,31 @@ def _type(value: Any) -> str:
 
 _TOP_1 = {"format", "package", "version", "allowlist", "classes"}
 _TOP_2 = _TOP_1 | {"exclude", "max_positional"}
+_TOP_3 = _TOP_2 | {"accepted"}
+_TOPS = {1: _TOP_1, 2: _TOP_2, 3: _TOP_3}
 
 
 def _parse(data: Any) -> Baseline:
     if not isinstance(data, dict):
         raise _Malformed(f"the top level must be a JSON object, not {_type(data)}")
     version_of_file = data.get("format")
-    if version_of_file not in (1, 2) or isinstance(version_of_file, bool):
+    if version_of_file not in _TOPS or isinstance(version_of_file, bool):
         shown = (
-            repr(version_of_file) if isinstance(version_of_file, int) else _type(version_of_file)
+            repr(version_of_file)
+            if isinstance(version_of_file, int) and abs(version_of_file) < 10**9
+            else _type(version_of_file)
         )
-        raise _Malformed(f"'format' is {shown}; this metatests reads formats 1 and {FORMAT}")
-    obj = _object(data, "the top level", _TOP_1 if version_of_file == 1 else _TOP_2)
+        raise _Malformed(f"'format' is {shown}; this metatests reads formats 1 to {FORMAT}")
+    obj = _object(data, "the top level", _TOPS[version_of_file])
     package = _string(obj["package"], "'package'")
     version = obj["version"]
     if version is not None:
         version = _string(version, "'version'")
+        if len(version) > MAX_VERSION_LENGTH:
+            raise _Malformed(
+                f"'version' is {len(version)} characters long (at most {MAX_VERSION_LENGTH});"
+                ' put the release number there, e.g. "1.4.0"'
+            )
     allowlist = _reasons(obj["allowlist"], "allowlist")
     exclude = _reasons(obj.get("exclude", {}), "exclude")
     max_positional = obj.get("max_positional", 0)
@@ -178,7 +213,15 @@ def _parse(data: Any) -> Baseline:
         if version_of_file == 1:
             classes[name] = _class_v1(entry, where)
         else:
-            classes[name] = _class_v2(entry, where)
+            classes[name] = _class_v2(entry, where, extended=version_of_file >= 3)
+        if classes[name].parameters is None and name not in allowlist:
+            # update writes null only for an unreadable signature, which M1 rejects unless the
+            # class is allowlisted; anywhere else null would switch M3 off for the class.
+            raise _Malformed(
+                f"{where} has 'parameters': null, which would stop M3 judging it; only an"
+                " allowlisted class whose signature cannot be read is recorded so — restore"
+                " its parameters (git checkout the file) or re-record it with `update`"
+            )
     return Baseline(
         package=package,
         version=version,
@@ -186,8 +229,28 @@ def _parse(data: Any) -> Baseline:
         classes=classes,
         exclude=exclude,
         max_positional=max_positional,
+        accepted=_accepted(obj.get("accepted", [])),
         format=version_of_file,
     )
+
+
+def _accepted(value: Any) -> tuple[AcceptedBreak, ...]:
+    entries = []
+    for i, raw in enumerate(_list(value, "'accepted'")):
+        where = f"accepted entry {i}"
+        item = _object(raw, where, {"class", "reason", "version"})
+        reason = _string(item["reason"], f"{where} 'reason'")
+        if not reason.strip():
+            raise _Malformed(f"{where} has an empty reason; say why the break is accepted")
+        version = item["version"]
+        entries.append(
+            AcceptedBreak(
+                subject=_string(item["class"], f"{where} 'class'"),
+                reason=reason,
+                version=None if version is None else _string(version, f"{where} 'version'"),
+            )
+        )
+    return tuple(entries)
 
 
 def _reasons(value: Any, key: str) -> dict[str, str]:
@@ -200,15 +263,16 @@ def _reasons(value: Any, key: str) -> dict[str, str]:
     return entries
 
 
-def _class_v2(entry: Any, where: str) -> RecordedClass:
-    recorded = _object(entry, where, {"parameters", "fields", "match_args"})
-    raw_params = recorded["parameters"]
-    params: tuple[ParamInfo, ...] | None = None
-    if raw_params is not None:
-        params = tuple(
-            _parameter(raw, f"{where} parameter {i}")
-            for i, raw in enumerate(_list(raw_params, f"{where}: 'parameters'"))
-        )
+def _class_v2(entry: Any, where: str, *, extended: bool) -> RecordedClass:
+    keys = {"parameters", "fields", "match_args"}
+    if extended and isinstance(entry, dict):
+        keys |= {"judged", "outer"} & entry.keys()  # written only for wrapped constructors
+    recorded = _object(entry, where, keys)
+    params = _parameters(recorded["parameters"], where, "parameters")
+    judged = recorded.get("judged", "unwrapped")
+    known = next((j for j in JUDGED if j == judged), None)
+    if known is None:
+        raise _Malformed(f"{where} 'judged' must be one of {', '.join(JUDGED)}")
     fields = []
     for i, raw in enumerate(_list(recorded["fields"], f"{where}: 'fields'")):
         item = _object(raw, f"{where} field {i}", {"name", "init"})
@@ -219,7 +283,20 @@ def _class_v2(entry: Any, where: str) -> RecordedClass:
             )
         )
     return RecordedClass(
-        parameters=params, fields=tuple(fields), match_args=_match_args(recorded, where)
+        parameters=params,
+        fields=tuple(fields),
+        match_args=_match_args(recorded, where),
+        judged=known,
+        outer=_parameters(recorded.get("outer"), where, "outer"),
+    )
+
+
+def _parameters(raw_params: Any, where: str, key: str) -> tuple[ParamInfo, ...] | None:
+    if raw_params is None:
+        return None
+    return tuple(
+        _parameter(raw, f"{where} {'parameter' if key == 'parameters' else key} {i}")
+        for i, raw in enumerate(_list(raw_params, f"{where}: '{key}'"))
     )
 
 
@@ -315,21 +392,31 @@ def dumps_baseline(baseline: Baseline) -> str:
         "max_positional": baseline.max_positional,
         "allowlist": dict(baseline.allowlist),
         "exclude": dict(baseline.exclude),
-        "classes": {
-            name: {
-                "parameters": None
-                if recorded.parameters is None
-                else [
-                    {"name": p.name, "kind": p.kind, "has_default": p.has_default}
-                    for p in recorded.parameters
-                ],
-                "fields": [{"name": f.name, "init": f.init} for f in recorded.fields],
-                "match_args": None if recorded.match_args is None else list(recorded.match_args),
-            }
-            for name, recorded in baseline.classes.items()
-        },
+        "accepted": [
+            {"class": a.subject, "reason": a.reason, "version": a.version}
+            for a in baseline.accepted
+        ],
+        "classes": {name: _class_json(recorded) for name, recorded in baseline.classes.items()},
     }
     return _dump(data, 0) + "\n"
+
+
+def _params_json(params: tuple[ParamInfo, ...] | None) -> list[dict[str, Any]] | None:
+    if params is None:
+        return None
+    return [{"name": p.name, "kind": p.kind, "has_default": p.has_default} for p in params]
+
+
+def _class_json(recorded: RecordedClass) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "parameters": _params_json(recorded.parameters),
+        "fields": [{"name": f.name, "init": f.init} for f in recorded.fields],
+        "match_args": None if recorded.match_args is None else list(recorded.match_args),
+    }
+    if recorded.outer is not None:  # only wrapped constructors: other classes' diffs stay small
+        data["judged"] = recorded.judged
+        data["outer"] = _params_json(recorded.outer)
+    return data
 
 
 def _dump(value: Any, depth: int) -> str:

@@ -11,8 +11,14 @@ Importing a package runs its code. A shipped test module may call ``pytest.skip`
   importing it, so when the child dies (``os._exit``, a signal) or exceeds ``timeout`` seconds,
   the parent knows the culprit, records it as an import failure (M4) and starts the scan again
   without it (at most ``_MAX_RESTARTS`` times);
-* kills the child's whole process group when it is done, timed out, or interrupted; a real
-  Ctrl-C in the parent still raises ``KeyboardInterrupt`` (the CLI exits 130).
+* kills the child's whole tree when it is done, timed out, or interrupted
+  (``polyloop._contain.kill_tree``): its process group, every descendant, and every process
+  carrying the scan's environment mark, so a helper a scanned module started with
+  ``start_new_session=True`` dies too. The CLI also makes itself a child subreaper (Linux), so
+  an orphaned daemon is re-parented to it and found even without the mark; elsewhere only the
+  process group and the marked processes are killed (documented fallback). A real Ctrl-C in
+  the parent still raises ``KeyboardInterrupt`` (the CLI exits 130; SIGTERM exits 143), and
+  the ``metatests-scan-*`` temporary directory is removed either way.
 
 The child ends with ``os._exit`` right after writing its result, so a non-daemon thread or an
 ``atexit`` hook of a scanned module cannot delay the guard.
@@ -34,6 +40,7 @@ from typing import Any
 
 from metatests.errors import MetatestsError, PackageNotFoundError
 from metatests.model import ImportFailure, Scan, scan_from_json
+from polyloop import _contain
 
 __all__ = ["DEFAULT_TIMEOUT", "scan_package"]
 
@@ -41,6 +48,11 @@ DEFAULT_TIMEOUT = 300.0
 """Seconds one scan attempt may take (pydantic-ai with every extra takes about 20 s)."""
 
 _MAX_RESTARTS = 10
+
+OWN_ADOPTED = False
+"""Set by the CLI, which is a subreaper whose only child is the scan: every orphan it adopted
+came from the scan and is killed with it. ``assert_api_stable`` runs inside a test process
+that may have other children, so it leaves this False."""
 
 _BOOTSTRAP = """\
 import json, sys
@@ -115,6 +127,9 @@ def scan_package(
 
 
 def _attempt(package: str, exclude: Sequence[str], skip: Sequence[str], timeout: float) -> _Attempt:
+    # Imported here, not at the top: the scan's child imports this module too, and must not
+    # import polyloop before scanning it.
+
     with tempfile.TemporaryDirectory(prefix="metatests-scan-") as tmp:
         result_path = Path(tmp) / "result.jsonl"
         result_path.touch()
@@ -128,6 +143,7 @@ def _attempt(package: str, exclude: Sequence[str], skip: Sequence[str], timeout:
             "result": str(result_path),
         }
         out_path, err_path = Path(tmp) / "stdout", Path(tmp) / "stderr"
+        mark = _contain.new_mark()
         with open(out_path, "wb") as out, open(err_path, "wb") as err:
             process = subprocess.Popen(
                 [sys.executable, "-c", _BOOTSTRAP, json.dumps(spec)],
@@ -135,6 +151,7 @@ def _attempt(package: str, exclude: Sequence[str], skip: Sequence[str], timeout:
                 stdout=out,
                 stderr=err,
                 start_new_session=True,
+                env=_contain.contained_env(mark),
             )
             try:
                 try:
@@ -142,7 +159,7 @@ def _attempt(package: str, exclude: Sequence[str], skip: Sequence[str], timeout:
                 except subprocess.TimeoutExpired:
                     code = None
             finally:
-                _kill_group(process)
+                _kill_tree(process, mark)
         result, in_progress = _read_result(result_path)
         output = _summarise("stdout", out_path) + _summarise("stderr", err_path)
     if code is None:
@@ -154,10 +171,10 @@ def _attempt(package: str, exclude: Sequence[str], skip: Sequence[str], timeout:
     return _Attempt(result=result, in_progress=in_progress, death=death, output=output)
 
 
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    """Kill the child and anything it started (same session), then reap it."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
+def _kill_tree(process: subprocess.Popen[bytes], mark: str) -> None:
+    """Kill the child and everything it started, detached helpers included, then reap it."""
+
+    _contain.kill_tree(process.pid, mark=mark, adopted=OWN_ADOPTED)
     with contextlib.suppress(ProcessLookupError):
         process.kill()
     process.wait()

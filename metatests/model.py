@@ -13,11 +13,13 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 __all__ = [
+    "JUDGED",
     "KINDS",
     "POSITIONAL_KINDS",
     "ClassInfo",
     "FieldInfo",
     "ImportFailure",
+    "Judged",
     "Kind",
     "ParamInfo",
     "Scan",
@@ -35,6 +37,11 @@ KINDS: tuple[Kind, ...] = (
     "keyword_only",
     "var_keyword",
 )
+Judged = Literal["unwrapped", "outer"]
+JUDGED: tuple[Judged, ...] = ("unwrapped", "outer")
+"""Which constructor signature M3 judges: after unwrapping decorators (the contract's default,
+also when a wrapper only forwards), or the one a caller meets (a wrapper that does more)."""
+
 POSITIONAL_KINDS: frozenset[str] = frozenset({"positional_only", "positional_or_keyword"})
 """Named parameters a caller may pass by position (``*args`` is counted separately)."""
 
@@ -71,6 +78,16 @@ class ClassInfo:
     """(parameter, class whose body declares it) for positional parameters; for fix-its."""
     init_owner: str | None = None
     """The class whose hand-written ``__init__`` is the constructor, if not the generated one."""
+    outer: tuple[ParamInfo, ...] | None = None
+    """The signature of the callable a caller meets (decorators not unwrapped), when it differs
+    from ``parameters``: a ``functools.wraps`` wrapper, say."""
+    judged: Judged = "unwrapped"
+    """Which of the two M3 judges (see ``JUDGED``)."""
+    wrapper: str | None = None
+    """What the guard found about the wrapper, for the report (None when not wrapped)."""
+    bases: tuple[str, ...] = ()
+    """Public names of the package's classes in the MRO (nearest first): for grouping findings
+    that one changed base causes."""
 
     @property
     def positional(self) -> tuple[str, ...]:
@@ -102,6 +119,9 @@ class Scan:
     """The ``--exclude`` patterns the scan honoured: nothing matching them was judged."""
     output: tuple[str, ...] = ()
     """A summary of what the scanned modules printed (captured, never mixed into the report)."""
+    unexported: tuple[str, ...] = ()
+    """Dataclasses defined in private modules and bound by a public module that has no
+    ``__all__``: public to a reader, left out by M4 (reported, never judged)."""
 
 
 def scan_to_json(scan: Scan) -> dict[str, Any]:
@@ -113,6 +133,7 @@ def scan_to_json(scan: Scan) -> dict[str, Any]:
         "modules": list(scan.modules),
         "excluded": list(scan.excluded),
         "output": list(scan.output),
+        "unexported": list(scan.unexported),
     }
 
 
@@ -128,6 +149,7 @@ def scan_from_json(data: dict[str, Any]) -> Scan:
         modules=tuple(data["modules"]),
         excluded=tuple(data["excluded"]),
         output=tuple(data["output"]),
+        unexported=tuple(data.get("unexported", ())),
     )
 
 
@@ -142,6 +164,12 @@ def _class_to_json(info: ClassInfo) -> dict[str, Any]:
         "signature_error": info.signature_error,
         "declared_in": [list(pair) for pair in info.declared_in],
         "init_owner": info.init_owner,
+        "outer": None
+        if info.outer is None
+        else [[p.name, p.kind, p.has_default] for p in info.outer],
+        "judged": info.judged,
+        "wrapper": info.wrapper,
+        "bases": list(info.bases),
     }
 
 
@@ -157,4 +185,10 @@ def _class_from_json(data: dict[str, Any]) -> ClassInfo:
         signature_error=data["signature_error"],
         declared_in=tuple((p, c) for p, c in data["declared_in"]),
         init_owner=data["init_owner"],
+        outer=None
+        if data["outer"] is None
+        else tuple(ParamInfo(name=n, kind=k, has_default=d) for n, k, d in data["outer"]),
+        judged=data["judged"],
+        wrapper=data["wrapper"],
+        bases=tuple(data["bases"]),
     )

@@ -16,6 +16,7 @@ from pathlib import Path
 from metatests.errors import BaselineError, MetatestsError, PackageNotFoundError
 from metatests.fileformat import (
     FORMAT,
+    AcceptedBreak,
     Baseline,
     RecordedClass,
     clean_stale_temporaries,
@@ -97,7 +98,8 @@ def check_package(
         )
     patterns = list(dict.fromkeys([*recorded.exclude, *exclude]))
     scan = scan_package(package, exclude=patterns, timeout=timeout)
-    return compare(scan, recorded, baseline_path=str(path))
+    extra = [p for p in dict.fromkeys(exclude) if p not in recorded.exclude]
+    return compare(scan, recorded, baseline_path=str(path), extra_exclude=extra)
 
 
 def update_baseline(
@@ -107,6 +109,7 @@ def update_baseline(
     exclude: Mapping[str, str] | None = None,
     max_positional: int | None = None,
     allow_existing: str | None = None,
+    accept_break: Mapping[str, str] | None = None,
     timeout: float = DEFAULT_TIMEOUT,
 ) -> UpdateResult:
     """Record the package's current API, unless that would hide a problem.
@@ -116,7 +119,10 @@ def update_baseline(
     (pattern -> reason) and ``max_positional`` are recorded in the file. ``allow_existing``
     adopts the guard on a package that already has positional dataclasses: each class M1
     rejects today goes into the allowlist with that reason. Otherwise the allowlist is kept as
-    written; entries are removed by hand.
+    written; entries are removed by hand. ``accept_break`` (class -> reason) lets the breaking
+    changes of those classes be recorded without a breaking version step (a 0.x library's
+    patch release, say); each is added to the baseline's ``accepted`` history with its reason
+    and the version, and naming a class without a breaking change is refused.
     """
     path = Path(baseline)
     for pattern, reason in (exclude or {}).items():
@@ -128,6 +134,11 @@ def update_baseline(
         raise MetatestsError(
             "--allow-existing needs a reason, e.g. --allow-existing 'public since 1.0'"
         )
+    for name, reason in (accept_break or {}).items():
+        if not reason.strip():
+            raise MetatestsError(
+                f"--accept-break {name} needs a reason to be recorded: --accept-break '{name}=why'"
+            )
     if max_positional is not None and max_positional < 0:
         raise MetatestsError(f"--max-positional must be 0 or more, not {max_positional}")
     if path.exists():
@@ -144,7 +155,12 @@ def update_baseline(
         max_positional=recorded.max_positional if max_positional is None else max_positional,
     )
     scan = scan_package(package, exclude=list(recorded.exclude), timeout=timeout)
-    report = compare(scan, recorded, baseline_path=str(path))
+    accept = dict(accept_break or {})
+
+    def judge(baseline: Baseline) -> Report:
+        return compare(scan, baseline, baseline_path=str(path), accept=accept, updating=True)
+
+    report = judge(recorded)
     if allow_existing is not None:
         rejected = {f.subject for f in report.failures if f.clause == "M1"}
         if rejected:
@@ -152,7 +168,8 @@ def update_baseline(
                 recorded,
                 allowlist={**recorded.allowlist, **dict.fromkeys(sorted(rejected), allow_existing)},
             )
-            report = compare(scan, recorded, baseline_path=str(path))
+            report = judge(recorded)
+    _check_accepted(report, accept, path)
     if not report.ok:
         return UpdateResult(report=report, written=False)
     new = replace(
@@ -160,10 +177,21 @@ def update_baseline(
         version=scan.version,
         classes={
             name: RecordedClass(
-                parameters=info.parameters, fields=info.fields, match_args=info.match_args
+                parameters=info.parameters,
+                fields=info.fields,
+                match_args=info.match_args,
+                judged=info.judged,
+                outer=info.outer,
             )
             for name, info in scan.classes.items()
         },
+        accepted=(
+            *recorded.accepted,
+            *(
+                AcceptedBreak(subject=name, reason=reason, version=scan.version)
+                for name, reason in sorted(accept.items())
+            ),
+        ),
         format=FORMAT,
     )
     text = dumps_baseline(new)
@@ -172,6 +200,20 @@ def update_baseline(
             return UpdateResult(report=report, written=False)
     write_baseline(path, new)
     return UpdateResult(report=report, written=True)
+
+
+def _check_accepted(report: Report, accept: Mapping[str, str], path: Path) -> None:
+    """An accepted break must name a class with a breaking change: a typo would otherwise be
+    recorded as a reason for nothing, and the real break refused without saying why."""
+    breaking = {f.subject for f in report.findings if f.kind == "breaking"}
+    unknown = sorted(set(accept) - breaking)
+    if unknown:
+        listed = ", ".join(unknown)
+        candidates = ", ".join(sorted(breaking)[:5]) or "none"
+        raise MetatestsError(
+            f"--accept-break {listed}: no breaking change of it against {path} to accept"
+            f" (classes with breaking changes: {candidates})"
+        )
 
 
 def assert_api_stable(
@@ -184,12 +226,19 @@ def assert_api_stable(
     """One-line pytest guard: raise AssertionError with the readable report when M1–M5 fail.
 
     A relative ``baseline`` is resolved against the current working directory, exactly as the
-    CLI does. Returns the report (with its notes) when the check passes.
+    CLI does. Returns the report (with its notes) when the check passes. A failure points at
+    the caller's test: pytest hides this frame (``__tracebackhide__``), and the message is the
+    report itself, raised outside any ``except`` so no chained traceback of the guard shows.
     """
+    __tracebackhide__ = True
     try:
         report = check_package(package, baseline, exclude=exclude, timeout=timeout)
     except MetatestsError as exc:
-        raise AssertionError(str(exc)) from None
+        error: str | None = str(exc)
+    else:
+        error = None
+    if error is not None:
+        raise AssertionError(error)
     if not report.ok:
-        raise AssertionError("API evolution check failed: " + report.render())
+        raise AssertionError("API evolution check failed:\n" + report.render())
     return report

@@ -22,12 +22,14 @@ every positional call) and the **keyword-only** ones.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import replace
 
 from metatests.fileformat import Baseline, RecordedClass
 from metatests.model import POSITIONAL_KINDS, ClassInfo, ParamInfo, Scan
-from metatests.report import RECORD, Finding, Report
-from metatests.scan import is_excluded, major_version
+from metatests.report import RECORD, Finding, Report, short_version, template
+from metatests.scan import is_excluded
+from metatests.versions import step
 
 __all__ = ["compare", "positional_excess"]
 
@@ -40,12 +42,41 @@ field test counts these apart: pydantic-ai-slim 2.33 -> 2.68 has 27 classes fail
 this). False would make both notes; change it only together with the contract's M3 text."""
 
 
-def compare(scan: Scan, baseline: Baseline, *, baseline_path: str = "") -> Report:
-    """Judge a scan against a baseline."""
-    current, recorded = major_version(scan.version), major_version(baseline.version)
-    bump = current is not None and recorded is not None and current > recorded
+def compare(
+    scan: Scan,
+    baseline: Baseline,
+    *,
+    baseline_path: str = "",
+    accept: Mapping[str, str] | None = None,
+    extra_exclude: Collection[str] = (),
+    updating: bool = False,
+) -> Report:
+    """Judge a scan against a baseline.
+
+    ``accept`` (class -> reason) lets the breaking changes of those classes pass (``update
+    --accept-break``). ``extra_exclude`` names the patterns given on ``check``'s command line
+    rather than recorded: one that hides a recorded class fails. ``updating`` makes a version
+    that went backwards a failure (``update`` would record the older version).
+    """
+    moved = step(baseline.version, scan.version) if baseline.version is not None else "unknown"
+    bump = moved == "breaking"
     complete = not scan.import_failures  # "missing" means nothing while a module is unreadable
     findings: list[Finding] = []
+    if moved == "backwards":
+        findings.append(
+            Finding(
+                clause="M3",
+                code="version-backwards",
+                subject=scan.package,
+                change=f"the version went backwards: {short_version(baseline.version)} recorded,"
+                f" {short_version(scan.version)} now (read from `__version__`, else the"
+                " distribution metadata, which an editable install leaves stale)",
+                fix="reinstall the package (`pip install -e .` again) or set `__version__`;"
+                " `update` refuses to record an older version",
+                kind="failure" if updating else "note",
+            )
+        )
+    findings += _unrecorded_exclusions(scan, baseline, extra_exclude)
 
     for failure in scan.import_failures:
         findings.append(
@@ -84,7 +115,7 @@ def compare(scan: Scan, baseline: Baseline, *, baseline_path: str = "") -> Repor
 
     for name, info in scan.classes.items():
         if name not in baseline.allowlist:
-            findings += _keyword_only(info, baseline.max_positional)
+            findings += _keyword_only(info, baseline.max_positional, baseline.allowlist)
     findings += _allowlist(scan, baseline, complete=complete)
 
     for name in _vanished(baseline.classes, scan, complete=complete):
@@ -103,6 +134,7 @@ def compare(scan: Scan, baseline: Baseline, *, baseline_path: str = "") -> Repor
         if now is not None:
             findings += _constructor(name, old, now, migrated=baseline.format < 2)
             findings += _match_args(name, old.match_args, now.match_args)
+            findings += _wrapped(name, old, now)
     for name in scan.classes.keys() - baseline.classes.keys():
         findings.append(
             Finding(
@@ -115,23 +147,111 @@ def compare(scan: Scan, baseline: Baseline, *, baseline_path: str = "") -> Repor
             )
         )
 
+    findings = _with_causes(findings, scan)
+    accepted = {name: reason for name, reason in (accept or {}).items()}
     return Report(
         package=scan.package,
         version=scan.version,
         baseline_path=baseline_path,
         baseline_version=baseline.version,
         major_bump=bump,
+        step=moved,
         classes=len(scan.classes),
         findings=tuple(sorted(findings, key=_order)),
         max_positional=baseline.max_positional,
-        excluded=tuple((p, baseline.exclude.get(p, "")) for p in scan.excluded),
+        excluded=tuple(
+            (
+                p,
+                baseline.exclude.get(p, ""),
+                "baseline" if p in baseline.exclude else "command line",
+            )
+            for p in scan.excluded
+        ),
+        accepted=tuple(sorted(accepted.items())),
+        fresh=not baseline.classes and baseline.version is None,
         output=scan.output,
-        migrated_from=baseline.format if baseline.format < 2 else None,
+        migrated_from=baseline.format if baseline.format < 3 else None,
+        unexported=scan.unexported,
     )
+
+
+def _unrecorded_exclusions(scan: Scan, baseline: Baseline, extra: Collection[str]) -> list[Finding]:
+    """A check-time exclusion may not hide what the baseline recorded: that would hide its
+    regressions. Recording it (``update --exclude 'PATTERN=why'``) makes it visible for good."""
+    findings = []
+    for pattern in extra:
+        if pattern in baseline.exclude:
+            continue
+        hidden = [n for n in (*baseline.classes, *baseline.allowlist) if is_excluded(n, [pattern])]
+        if not hidden:
+            continue
+        shown = ", ".join(f"`{n}`" for n in sorted(set(hidden))[:3])
+        more = len(set(hidden)) - 3
+        findings.append(
+            Finding(
+                clause="M4",
+                code="exclusion-unrecorded",
+                subject=pattern,
+                change=f"excluded on the command line, but the baseline records"
+                f" {len(set(hidden))} class{'es' * (len(set(hidden)) != 1)} there ({shown}"
+                + (f" and {more} more" if more > 0 else "")
+                + "): their changes would go unjudged",
+                fix=f"record the exclusion with its reason: `update --exclude '{pattern}=why'`,"
+                " or drop it",
+                kind="failure",
+            )
+        )
+    return findings
+
+
+def _with_causes(findings: list[Finding], scan: Scan) -> list[Finding]:
+    """Name one base class as the cause of the same change in many classes deriving from it,
+    so the report can print one group instead of a thousand lines."""
+    buckets: dict[tuple[str, str, str], list[int]] = {}
+    for i, f in enumerate(findings):
+        if f.clause in ("M1", "M2", "M3", "M5") and f.subject in scan.classes:
+            buckets.setdefault((f.clause, f.code, template(f.change)), []).append(i)
+    out = list(findings)
+    for indexes in buckets.values():
+        todo = list(indexes)
+        while len({findings[i].subject for i in todo}) >= GROUP_AT:
+            counts: dict[str, set[str]] = {}
+            for i in todo:
+                subject = findings[i].subject
+                for base in (subject, *scan.classes[subject].bases):
+                    counts.setdefault(base, set()).add(subject)
+            base, members = max(counts.items(), key=lambda kv: (len(kv[1]), kv[0]))
+            if len(members) < GROUP_AT:
+                break
+            for i in todo:
+                if findings[i].subject in members:
+                    out[i] = replace(findings[i], cause=base)
+            todo = [i for i in todo if findings[i].subject not in members]
+    return out
+
+
+GROUP_AT = 5
+"""Classes sharing a change and a base before the report prints them as one group."""
 
 
 def _order(finding: Finding) -> tuple[int, str, int]:
     return (_CLAUSES.index(finding.clause), finding.subject, 0 if finding.parameter is None else 1)
+
+
+def _wrapped(name: str, old: RecordedClass, now: ClassInfo) -> list[Finding]:
+    """Say on the class that the constructor a caller meets is not the one measured."""
+    if now.wrapper is None:
+        return []
+    return [
+        Finding(
+            clause="M3",
+            code="constructor-wrapped",
+            subject=name,
+            change=now.wrapper,
+            fix="nothing to do; the baseline records which signature was judged",
+            kind="note",
+        )
+    ]
 
 
 def _ticks(names: Sequence[str]) -> str:
@@ -145,7 +265,9 @@ def positional_excess(info: ClassInfo, max_positional: int) -> tuple[str, ...]:
     return (*named[max_positional:], *star)
 
 
-def _keyword_only(info: ClassInfo, max_positional: int) -> list[Finding]:
+def _keyword_only(
+    info: ClassInfo, max_positional: int, allowlist: Collection[str] = ()
+) -> list[Finding]:
     if info.signature_error is not None:
         return [
             Finding(
@@ -170,14 +292,16 @@ def _keyword_only(info: ClassInfo, max_positional: int) -> list[Finding]:
             code="positional",
             subject=info.name,
             change=f"takes positional parameter{plural} {_ticks(positional)}{allowed}",
-            fix=_keyword_only_fix(info, excess)
+            fix=_keyword_only_fix(info, excess, allowlist)
             + ", or list it in the baseline's allowlist with a reason",
             kind="failure",
         )
     ]
 
 
-def _keyword_only_fix(info: ClassInfo, excess: Sequence[str]) -> str:
+def _keyword_only_fix(
+    info: ClassInfo, excess: Sequence[str], allowlist: Collection[str] = ()
+) -> str:
     """Name the class to change for every positional parameter: where it is declared."""
     star = [p for p in excess if p.startswith("*")]
     named = [p for p in excess if not p.startswith("*")]
@@ -195,6 +319,14 @@ def _keyword_only_fix(info: ClassInfo, excess: Sequence[str]) -> str:
         by_class.setdefault(declared.get(p, info.name), []).append(p)
     for owner, params in by_class.items():
         inherited = " (inherited)" if owner != info.name else ""
+        if owner != info.name and owner in allowlist:
+            # The base stays positional on purpose: changing it would break its own callers.
+            parts.append(
+                f"`{owner}` is allowlisted, so leave it positional: re-declare {_ticks(params)}"
+                f" in `{info.name}` after `_: KW_ONLY` (a subclass may make inherited fields"
+                " keyword-only)"
+            )
+            continue
         parts.append(
             f"declare `{owner}`{inherited} `@dataclass(kw_only=True)` (or put `_: KW_ONLY`"
             f" before {_ticks(params)})"
@@ -275,7 +407,55 @@ def _constructor(
         not_init = {f.name for f in now.fields if not f.init}
         names_now = {p.name for p in now.parameters}
         old = [p for p in old if p.name in names_now or p.name not in not_init]
-    return _parameters(name, old, list(now.parameters))
+    if (
+        now.judged == "outer"
+        and old_class.judged == "outer"
+        and now.outer is not None
+        and old_class.outer is not None
+        and not _accepts_anything(now.outer)
+    ):
+        # A wrapper with a signature of its own: that is what callers bind to.
+        return _parameters(name, list(old_class.outer), list(now.outer))
+    findings = _parameters(name, old, list(now.parameters))
+    why = _binds_every_call(old_class, now)
+    if why is None:
+        return findings
+    return [
+        replace(f, kind="note", change=f"{f.change} — no call breaks: {why}", fix=RECORD)
+        if f.kind == "breaking"
+        else f
+        for f in findings
+    ]
+
+
+def _accepts_anything(params: Iterable[ParamInfo]) -> bool:
+    kinds = {p.kind for p in params}
+    return {"var_positional", "var_keyword"} <= kinds
+
+
+def _binds_every_call(old: RecordedClass, now: ClassInfo) -> str | None:
+    """Why no recorded call can fail to bind now, or None. The guard never calls the
+    constructor, so it judges binding only: a ``(*args, **kwargs)`` constructor or a wrapper
+    that does more than forward accepts every call at the signature a caller meets."""
+    if now.judged == "outer" and now.outer is not None and _accepts_anything(now.outer):
+        return (
+            "callers meet a `(*args, **kwargs)` wrapper that does more than forward (the"
+            " guard does not call it to see what it refuses)"
+        )
+    if old.judged == "outer" and old.outer is not None and _accepts_anything(old.outer):
+        return (
+            "the recorded constructor was a `(*args, **kwargs)` wrapper the guard could not judge"
+        )
+    if (
+        now.parameters is not None
+        and _accepts_anything(now.parameters)
+        and not (old.parameters is not None and _accepts_anything(old.parameters))
+    ):
+        return (
+            "the constructor takes `(*args, **kwargs)` now, so every recorded call still"
+            " binds (a forwarding shim?); what it forwards to is not judged"
+        )
+    return None
 
 
 def _m3(
@@ -418,11 +598,19 @@ def _group_changes(
         else:
             before = next(new_names[j] for j in survivors if j > i)
             harmless = group == "keyword_only" and p.has_default and not KEYWORD_ONLY_ORDER
+            who = (
+                f"; calls passing `{before}` or a later parameter by position break"
+                if group == "positional"
+                else "; no keyword call breaks, but M3 keeps the recorded order"
+                if p.has_default
+                else ""
+            )
             add(
                 "parameter-inserted",
                 p.name,
                 f"inserted{label} before `{before}`"
-                + (" (with a default)" if p.has_default else " (without a default)"),
+                + (" (with a default" if p.has_default else " (without a default")
+                + f"{who})",
                 RECORD
                 if harmless
                 else f"move `{p.name}` after the last{label} parameter, with a default",

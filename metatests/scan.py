@@ -28,6 +28,7 @@ import failure is recorded, never skipped.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import fnmatch
 import importlib
@@ -38,8 +39,9 @@ import os
 import pkgutil
 import re
 import sys
+import textwrap
 import types
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +52,7 @@ from metatests.model import (
     ClassInfo,
     FieldInfo,
     ImportFailure,
+    Judged,
     Kind,
     ParamInfo,
     Scan,
@@ -127,7 +130,7 @@ def scan_in_process(
         for name, module in _package_modules(package).items()
         if not is_excluded(name, exclude)
     }
-    classes = _public_dataclasses(package, modules, walker)
+    classes, unexported = _public_dataclasses(package, modules, walker)
     return Scan(
         package=package,
         version=_version(package, root, spec),
@@ -138,6 +141,7 @@ def scan_in_process(
         ),
         modules=tuple(sorted(walker.imported)),
         excluded=tuple(exclude),
+        unexported=unexported,
     )
 
 
@@ -319,7 +323,7 @@ def _nested(cls: type, name: str) -> Iterator[tuple[type, str]]:
 
 def _public_dataclasses(
     package: str, modules: dict[str, types.ModuleType], walker: _Walker
-) -> dict[str, ClassInfo]:
+) -> tuple[dict[str, ClassInfo], tuple[str, ...]]:
     defined = {
         inner: name
         for cls, home in _homes(package, modules).items()
@@ -348,10 +352,38 @@ def _public_dataclasses(
                 public.setdefault(inner, inner_name)
 
     return {
-        name: describe(cls, name, public)
+        name: describe(cls, name, public, defined)
         for cls, name in public.items()
         if dataclasses.is_dataclass(cls)
-    }
+    }, _unexported(package, modules, defined, public)
+
+
+def _unexported(
+    package: str,
+    modules: dict[str, types.ModuleType],
+    defined: dict[type, str],
+    public: dict[type, str],
+) -> tuple[str, ...]:
+    """Dataclasses of private modules that a public module without ``__all__`` binds: a reader
+    may import them from there, but M4 counts only ``__all__``. Reported, never judged."""
+    found: dict[type, str] = {}
+    for module_name, module in modules.items():
+        if _private(module_name, package) or "__all__" in vars(module):
+            continue
+        for attr, obj in list(vars(module).items()):
+            if (
+                attr.startswith("_")
+                or not isinstance(obj, type)
+                or obj in public
+                or obj not in defined
+                or not dataclasses.is_dataclass(obj)
+            ):
+                continue
+            candidate = f"{module_name}.{attr}"
+            best = found.get(obj)
+            if best is None or (candidate.count("."), candidate) < (best.count("."), best):
+                found[obj] = candidate
+    return tuple(sorted(found.values()))
 
 
 def _ours(cls: type, defined: dict[type, str], package: str) -> bool:
@@ -367,6 +399,8 @@ def _ours(cls: type, defined: dict[type, str], package: str) -> bool:
 
 
 def _exported_names(module: types.ModuleType, module_name: str, walker: _Walker) -> list[str]:
+    if is_excluded(f"{module_name}.__all__", walker.exclude):
+        return []  # the fix-it for a failing lazy __all__ suggests exactly this pattern
     try:
         names = getattr(module, "__all__", None)
     except BaseException as exc:  # a module __getattr__ may compute __all__, and fail
@@ -377,9 +411,16 @@ def _exported_names(module: types.ModuleType, module_name: str, walker: _Walker)
     return [name for name in names if isinstance(name, str)]
 
 
-def describe(cls: type, name: str, public: dict[type, str] | None = None) -> ClassInfo:
-    """Measure one dataclass: its constructor, its fields, ``__match_args__``, fix-it details."""
+def describe(
+    cls: type,
+    name: str,
+    public: dict[type, str] | None = None,
+    defined: dict[type, str] | None = None,
+) -> ClassInfo:
+    """Measure one dataclass: its constructor (unwrapped, and as a caller meets it), its
+    fields, ``__match_args__``, its package bases, fix-it details."""
     public = public or {}
+    defined = defined or {}
     owner = _hand_written_init(cls)
     try:
         params: tuple[ParamInfo, ...] | None = _constructor(cls)
@@ -398,6 +439,11 @@ def describe(cls: type, name: str, public: dict[type, str] | None = None) -> Cla
     match_args = getattr(cls, "__match_args__", None)
     if match_args is not None and not isinstance(match_args, (tuple, list)):
         match_args = (repr(match_args),)  # invalid for `match` anyway; still record a change
+    outer: tuple[ParamInfo, ...] | None = None
+    judged: Judged = "unwrapped"
+    wrapper: str | None = None
+    if params is not None:
+        outer, judged, wrapper = _as_met(cls, params, public)
     return ClassInfo(
         name=name,
         parameters=params,
@@ -406,6 +452,130 @@ def describe(cls: type, name: str, public: dict[type, str] | None = None) -> Cla
         signature_error=signature_error,
         declared_in=declared,
         init_owner=None if owner is None else public.get(owner) or _qualified(owner),
+        outer=outer,
+        judged=judged,
+        wrapper=wrapper,
+        bases=tuple(
+            public.get(base) or defined[base] for base in cls.__mro__[1:] if base in defined
+        ),
+    )
+
+
+def _params(parameters: Iterable[inspect.Parameter]) -> tuple[ParamInfo, ...]:
+    return tuple(
+        ParamInfo(name=p.name, kind=_kind(p), has_default=p.default is not inspect.Parameter.empty)
+        for p in parameters
+    )
+
+
+def _as_met(
+    cls: type, unwrapped: tuple[ParamInfo, ...], public: dict[type, str]
+) -> tuple[tuple[ParamInfo, ...] | None, Judged, str | None]:
+    """The signature a caller meets (wrappers not followed), which of the two M3 judges, and
+    a sentence about the wrapper for the report; (None, "unwrapped", None) when they agree.
+
+    Read without calling anything of the package: ``inspect.signature(follow_wrapped=False)``
+    and, to tell a wrapper that only forwards, its source (``ast``), never its execution."""
+    try:
+        if _deprecated_new(cls):
+            met = _params(
+                list(
+                    inspect.signature(_static_init(cls), follow_wrapped=False).parameters.values()
+                )[1:]
+            )
+        else:
+            met = _params(inspect.signature(cls, follow_wrapped=False).parameters.values())
+    except Exception:
+        return None, "unwrapped", None
+    if met == unwrapped:
+        return None, "unwrapped", None
+    function, where = _wrapper_of(cls, public)
+    generic = {p.kind for p in met} == {"var_positional", "var_keyword"}
+    if function is not None and generic and _only_forwards(function):
+        return (
+            met,
+            "unwrapped",
+            (
+                f"callers meet {where}, a `(*args, **kwargs)` wrapper that only forwards its"
+                " arguments: the unwrapped signature is judged"
+            ),
+        )
+    if generic:
+        return (
+            met,
+            "outer",
+            (
+                f"callers meet {where}, a `(*args, **kwargs)` wrapper that does more than"
+                " forward: the unwrapped signature is recorded, but its changes are notes (the"
+                " guard does not call the wrapper to learn what it refuses)"
+            ),
+        )
+    return met, "outer", f"callers meet {where}, whose own signature differs: it is judged"
+
+
+def _static_init(cls: type) -> Any:
+    """``cls.__init__`` as a plain attribute read (static: no descriptor of the package runs)."""
+    return inspect.getattr_static(cls, "__init__")
+
+
+def _deprecated_new(target: type) -> bool:
+    new = getattr(target, "__new__", None)
+    return (
+        callable(new)
+        and getattr(new, "__wrapped__", None) is not None
+        and inspect.unwrap(new) is object.__new__
+    )
+
+
+def _wrapper_of(cls: type, public: dict[type, str]) -> tuple[Any, str]:
+    """The wrapping ``__init__`` (or ``__new__``) and how the report names it."""
+    for attr in ("__init__", "__new__"):
+        for klass in cls.__mro__:
+            found = vars(klass).get(attr)
+            if found is None:
+                continue
+            if isinstance(found, staticmethod):
+                found = found.__func__
+            if getattr(found, "__wrapped__", None) is not None:
+                return found, f"`{public.get(klass) or _qualified(klass)}.{attr}`"
+            break
+    return None, "a constructor whose signature differs from the unwrapped one"
+
+
+def _only_forwards(function: Any) -> bool:
+    """True when the wrapper's body is ``return f(<its named params>, *args, **kwargs)``
+    (after an optional docstring): read from its source, never run."""
+    try:
+        # Of the code object: getsource(function) would follow __wrapped__ to the wrapped one.
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function.__code__)))
+    except Exception:
+        return False
+    node = tree.body[0] if tree.body else None
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    args = node.args
+    if args.vararg is None or args.kwarg is None or args.kwonlyargs:
+        return False
+    named = [a.arg for a in (*args.posonlyargs, *args.args)]
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    if len(body) != 1 or not isinstance(body[0], ast.Return):
+        return False
+    call = body[0].value
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+        return False
+    passed = [a.id if isinstance(a, ast.Name) else None for a in call.args[:-1]]
+    star = call.args[-1] if call.args else None
+    return (
+        passed == named
+        and isinstance(star, ast.Starred)
+        and isinstance(star.value, ast.Name)
+        and star.value.id == args.vararg.arg
+        and len(call.keywords) == 1
+        and call.keywords[0].arg is None
+        and isinstance(call.keywords[0].value, ast.Name)
+        and call.keywords[0].value.id == args.kwarg.arg
     )
 
 

@@ -12,7 +12,8 @@ For a pair described by a JSON file next to this script (``openai_agents.json``)
 3. ``signature_diff.py`` (independent of the guard) dumps both versions and diffs them; its
    result must equal the committed expectation ``expected-<distribution>-<old>-<new>.json``
    (``--write-expectation`` rewrites it);
-4. the guard's verdict is compared with the expectation, class by class and clause by clause:
+4. the guard's verdict (what it judges breaking: failing, or allowed by a breaking version
+   step) is compared with the expectation, class by class and clause by clause:
    any class the guard reports that the expectation does not (a false alarm), or the reverse (a
    miss), fails the run;
 5. (``smoke.json``) numpy and pandas, installed with pytest, are scanned: each scan must end in
@@ -38,9 +39,10 @@ _FINDINGS = """\
 import json, sys
 from metatests import check_package
 report = check_package(sys.argv[1], sys.argv[2])
-failing = report.failures
-json.dump([[f.clause, f.code, f.subject, f.parameter, f in failing] for f in report.findings],
-          sys.stdout)
+# Flagged: what the guard judges breaking, whether it fails or the version step allows it (a
+# 0.x minor bump is a breaking step: openai-agents 0.18 -> 0.24 allows its breaks).
+json.dump([[f.clause, f.code, f.subject, f.parameter, report.verdict(f) != "note"]
+           for f in report.findings], sys.stdout)
 """
 
 
@@ -243,7 +245,10 @@ def main(argv: list[str] | None = None) -> int:
         f" changes, {len(diff['contract_only'])} with changes only M3's order rule rejects,"
         f" {len(diff['match_args'])} __match_args__ changes"
     )
-    print(f"guard: {guard['failures']} failures, {guard['notes']} notes, exit {guard['exit']}")
+    print(
+        f"guard: {guard['failures']} findings judged breaking or failing, {guard['notes']} notes,"
+        f" exit {guard['exit']}"
+    )
     if not args.no_smoke:
         ok = smoke(Path(args.work)) and ok
     print(f"field test {'PASSED' if ok else 'FAILED'} in {time.monotonic() - started:.0f} s")

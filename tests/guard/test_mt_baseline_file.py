@@ -18,7 +18,8 @@ MODEL = "from dataclasses import dataclass\n\n@dataclass(kw_only=True)\nclass P:
 
 def _valid(name: str) -> dict[str, object]:
     return {
-        "format": 2,
+        "format": 3,
+        "accepted": [],
         "package": name,
         "version": "1.0.0",
         "max_positional": 0,
@@ -43,7 +44,7 @@ def _valid(name: str) -> dict[str, object]:
             "parameter 0 'kind' must be one of positional_only, positional_or_keyword,",
         ),
         (lambda d: d.update(extra=1), "the top level has unknown 'extra'"),
-        (lambda d: d.update(format=3), "'format' is 3; this metatests reads formats 1 and 2"),
+        (lambda d: d.update(format=4), "'format' is 4; this metatests reads formats 1 to 3"),
         (lambda d: d.update(version=1), "'version' must be a string, not a number"),
         (lambda d: d.update(allowlist=["x"]), "'allowlist' must be a JSON object, not an array"),
         (lambda d: d.update(max_positional=-1), "'max_positional' must be a non-negative integer"),
@@ -56,6 +57,26 @@ def _valid(name: str) -> dict[str, object]:
         (
             lambda d: next(iter(d["classes"].values())).update(match_args="a"),
             "'match_args' must be an array of strings or null, not a string",
+        ),
+        pytest.param(
+            lambda d: next(iter(d["classes"].values())).update(parameters=None),
+            "has 'parameters': null, which would stop M3 judging it",
+            id="null-parameters-switch-M3-off",
+        ),
+        pytest.param(
+            lambda d: d.update(version="9" * 5001),
+            "'version' is 5001 characters long (at most 200)",
+            id="5001-digit-version",
+        ),
+        pytest.param(
+            lambda d: d.update(accepted=[{"class": "x.Y", "reason": "", "version": None}]),
+            "accepted entry 0 has an empty reason",
+            id="accepted-without-reason",
+        ),
+        pytest.param(
+            lambda d: next(iter(d["classes"].values())).update(judged="inner"),
+            "'judged' must be one of unwrapped, outer",
+            id="judged-unknown",
         ),
     ],
 )

@@ -108,10 +108,11 @@ def test_M3_assert_api_stable_raises_the_readable_report(packages) -> None:
         assert_api_stable(name, baseline=path)
 
     message = str(info.value)
-    assert message.startswith(f"API evolution check failed: {name} 1.0.0: FAILED, 1 problem")
+    assert message.startswith(f"API evolution check failed:\n{name} 1.0.0: FAILED, 1 problem")
     assert (
         f"[M3] {name}.models.P, parameter `a`: renamed to `b` — fix: restore the name `a`,"
-        " or bump the major version to make this change"
+        " or bump the major version (the minor at 0.x) or accept it:"
+        " `update --accept-break CLASS=REASON`"
     ) in message
 
 
@@ -172,3 +173,42 @@ def test_M2_update_allow_existing_adopts_the_guard_on_positional_classes(
         f"{name}.more.Q": reason,
     }
     assert main(["check", name, "--baseline", str(path)]) == 0
+
+
+def test_M3_assert_api_stable_fails_at_the_callers_line_not_inside_the_guard(
+    packages, tmp_path: Path
+) -> None:
+    name, path = packages.recorded({"models.py": GOOD})
+    packages.write({"models.py": GOOD.replace("a: int", "b: int")}, name=name)
+    test = tmp_path / "test_downstream_api.py"
+    test.write_text(
+        "from metatests import assert_api_stable\n\n\n"
+        "def test_api():\n"
+        f"    assert_api_stable({name!r}, baseline={str(path)!r})\n"
+    )
+    root = Path(metatests.__file__).parent.parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), packages.root(name)])}
+
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:randomly",
+            str(test),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
+
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "test_downstream_api.py:5: AssertionError" in result.stdout
+    assert "AssertionError: API evolution check failed:" in result.stdout
+    assert "metatests/operations.py" not in result.stdout  # no frame of the guard's own source

@@ -385,7 +385,7 @@ def test_M3_format_1_baseline_is_read_and_migrated_without_false_alarms(
 
     assert main(["update", name, "--baseline", str(path)]) == 0
     data = json.loads(path.read_text())
-    assert data["format"] == 2
+    assert data["format"] == 3
     assert data["classes"][f"{name}.models.P"]["parameters"] == [
         {"has_default": False, "kind": "keyword_only", "name": "a"},
         {"has_default": True, "kind": "keyword_only", "name": "b"},

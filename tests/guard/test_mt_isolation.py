@@ -199,7 +199,9 @@ def test_M4_exclude_leaves_modules_out_and_is_recorded_with_its_reason(
 
     report = check_package(name, path)
     assert report.ok and report.classes == 2
-    assert f"excluded from the scan: {pattern} (Windows only)" in report.render()
+    assert f"excluded from the scan (1 pattern):\n  {pattern} (baseline: Windows only)" in (
+        report.render()
+    )
     scan = scan_package(name, exclude=[pattern])
     assert sorted(scan.classes) == [f"{name}.drivers.linux.Linux", f"{name}.fine.Fine"]
     assert f"{name}.drivers.windows" not in scan.modules
@@ -208,11 +210,10 @@ def test_M4_exclude_leaves_modules_out_and_is_recorded_with_its_reason(
     assert load_baseline(path).exclude == {pattern: "Windows only"}
 
 
-def test_M4_many_exclusions_render_as_one_count() -> None:
+def test_M4_exclusions_render_with_their_reason_and_source() -> None:
     from metatests import Report
 
-    def render(n: int) -> str:
-        excluded = tuple((f"pkg.m{i}", "optional extra") for i in range(n))
+    def render(excluded: tuple[tuple[str, str, str], ...]) -> str:
         return Report(
             package="pkg",
             version="1.0",
@@ -224,10 +225,18 @@ def test_M4_many_exclusions_render_as_one_count() -> None:
             excluded=excluded,
         ).render()
 
-    assert "excluded from the scan: pkg.m0 (optional extra); pkg.m1 (optional extra)" in render(2)
-    assert (
-        render(4).splitlines()[-1] == "excluded from the scan: 4 module patterns (see the baseline)"
-    )
+    two = (("pkg.m0", "optional extra", "baseline"), ("pkg.m1", "", "command line"))
+    assert render(two).splitlines()[1:] == [
+        "excluded from the scan (2 patterns):",
+        "  pkg.m0 (baseline: optional extra)",
+        "  pkg.m1 (command line, no reason recorded)",
+    ]
+    cli = ("pkg.cli", "", "command line")
+    many = (*((f"pkg.m{i}", "extra", "baseline") for i in range(20)), cli)
+    text = render(many)
+    # Counted where they came from, not all "from the baseline".
+    assert "  … and 13 more (12 from the baseline, 1 from the command line;" in text
+    assert "\n  pkg.m7 (baseline: extra)\n" in text
 
 
 def test_M4_a_bug_inside_the_guard_is_exit_2_never_1(

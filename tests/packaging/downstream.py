@@ -8,6 +8,9 @@
    ``polyloop-conformance certify`` exits 2 with one line naming the extra, and
    ``from conformance import ExecutorContract`` names it too.
 3. In both venvs a downstream project with its own top-level ``conformance`` package runs pytest.
+4. The guard in the base venv: a 0.x downstream package accepts a break with a recorded reason
+   (``update --accept-break``), a 0.x minor bump allows one, and ``assert_api_stable`` fails at
+   the downstream test's own line.
 
 Run it with ``python tests/packaging/downstream.py`` (``--keep`` keeps the temporary directory).
 Exit 0 when every check passed; each check prints one line.
@@ -329,6 +332,87 @@ def base_wheel_and_pytest(tmp: Path, wheel: Path, check: Check) -> None:
     own_conformance_package_runs(tmp, bin_dir, check, extra=False)
 
 
+SHAPES_MODEL = (
+    "from dataclasses import dataclass\n\n"
+    "@dataclass(kw_only=True)\nclass Point:\n    x: int\n{rest}"
+)
+SHAPES_TEST = (
+    "from pathlib import Path\n\nfrom metatests import assert_api_stable\n\n\n"
+    "def test_public_api_is_stable():\n"
+    '    assert_api_stable("shapes", baseline=Path(__file__).with_name("api.json"))\n'
+)
+
+
+def guard_accepts_a_zero_x_break(tmp: Path, check: Check) -> None:
+    """Issue 24: a 0.x library records a break with a reason (`update --accept-break`), a 0.x
+    minor bump allows one by itself, and `assert_api_stable` fails at the downstream test's
+    line, not inside the guard. In the base venv: the guard needs no extra."""
+    python = tmp / "venv-base" / "bin" / "python"
+
+    def version(number: str, rest: str) -> Path:
+        return project(
+            tmp,
+            "shapes-project",
+            {
+                "shapes/__init__.py": f'__version__ = "{number}"\n',
+                "shapes/models.py": SHAPES_MODEL.format(rest=rest),
+                "test_api.py": SHAPES_TEST,
+            },
+        )
+
+    def guard(where: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        return run(
+            [python, "-m", "metatests", *args, "shapes", "--baseline", "api.json"], cwd=where
+        )
+
+    where = version("0.3.0", "    y: int = 0\n")
+    result = guard(where, "update")
+    check(result.returncode == 0, "guard: update records shapes 0.3.0", output(result))
+    where = version("0.3.1", "")
+    result = guard(where, "update")
+    check(
+        result.returncode == 1 and "--accept-break 'shapes.models.Point=" in result.stdout,
+        "guard: a break in a 0.x patch release is refused, naming --accept-break",
+        output(result),
+    )
+    reason = "y was never read; removed in 0.3.1"
+    result = guard(where, "update", "--accept-break", f"shapes.models.Point={reason}")
+    baseline = where / "api.json"
+    recorded = baseline.read_text() if baseline.exists() else ""
+    check(
+        result.returncode == 0 and reason in recorded and '"version": "0.3.1"' in recorded,
+        "guard: update --accept-break records the break with its reason",
+        output(result),
+    )
+    result = run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=where)
+    check(
+        result.returncode == 0,
+        "guard: assert_api_stable passes after the accepted break",
+        output(result),
+    )
+    renamed = SHAPES_MODEL.format(rest="").replace("x: int", "w: int")
+    where = version("0.3.2", "")
+    (where / "shapes" / "models.py").write_text(renamed)
+    result = run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=where)
+    text = result.stdout + result.stderr
+    check(
+        result.returncode == 1
+        and "test_api.py:7" in text
+        and "API evolution check failed" in text
+        and "metatests/operations.py" not in text,
+        "guard: assert_api_stable fails at the downstream test's line with the report",
+        output(result),
+    )
+    where = version("0.4.0", "")
+    (where / "shapes" / "models.py").write_text(renamed)
+    result = guard(where, "update")
+    check(
+        result.returncode == 0 and "breaking version step (0.3.1 -> 0.4.0)" in result.stdout,
+        "guard: a 0.x minor bump (0.3.1 -> 0.4.0) allows the break by itself",
+        output(result),
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
@@ -340,6 +424,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         wheel = build_wheel(tmp / "dist")
         print(f"wheel {wheel.name}", flush=True)
         base_wheel_and_pytest(tmp, wheel, check)
+        guard_accepts_a_zero_x_break(tmp, check)
         with_extra_and_newest_hypothesis(tmp, wheel, check)
     finally:
         if args.keep:
