@@ -24,7 +24,7 @@ __all__ = [
     "shadowing_message",
 ]
 
-CONFORMANCE_REQUIREMENTS = ("hypothesis", "hypothesis_jsonschema", "jsonschema", "pytest")
+CONFORMANCE_REQUIREMENTS = ("hypothesis", "hypothesis_jsonschema", "jsonschema", "pytest", "regex")
 """The import names the ``conformance`` extra provides."""
 
 
