@@ -10,6 +10,7 @@ needs no extra; it starts here only for ``--version``.
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -70,7 +71,8 @@ def shadowing_file(package: str) -> str | None:
     if origin is not None and Path(origin).resolve().parent == _OWN_ROOT / package:
         return None
     locations = list(spec.submodule_search_locations or ())
-    return origin or (str(locations[0]) if locations else None)
+    where = origin or (str(locations[0]) if locations else None)
+    return None if where is None else os.path.abspath(where)  # 3.10 keeps a "./" of sys.path
 
 
 def shadowing_message(package: str, where: str) -> str:

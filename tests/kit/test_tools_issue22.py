@@ -255,3 +255,44 @@ def test_H2_messages_quote_json_not_python_repr(schema: dict[str, Any], message:
     report = check_tool({"name": "t", "parameters": schema}, examples=0)
     messages = [f.message for f in report.findings_for("H2")]
     assert message in messages, messages
+
+
+# --- check_registry in a folder Hypothesis cannot write (issue 24 item 7) ----------------------
+
+DOCS_TEST = """
+from conformance.toolcheck import check_registry
+from polyloop import ToolRegistry, ToolSpec
+
+async def search(arguments):
+    return "ok"
+
+def test_my_tools():
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}}
+    spec = ToolSpec(name="search", description="Search.", parameters=schema, handler=search)
+    check_registry(ToolRegistry([spec]))
+"""
+
+
+def test_H4_check_registry_from_the_docs_passes_where_the_database_is_unusable(
+    tmp_path: Path,
+) -> None:
+    """A read-only folder, simulated for root too: the storage directory lies under a file."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "test_docs_example.py").write_text(DOCS_TEST)
+    (tmp_path / "a-file").write_text("")
+    env = {**os.environ, "HYPOTHESIS_STORAGE_DIRECTORY": str(tmp_path / "a-file" / "hypothesis")}
+    env.pop("HYPOTHESIS_PROFILE", None)
+    command = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:asyncio", "-W", "error"]
+    result = subprocess.run(
+        [sys.executable, *command, "test_docs_example.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "1 passed" in result.stdout
