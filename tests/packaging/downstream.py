@@ -11,6 +11,8 @@
 4. With the extra (issue 24): the executor of ``docs/writing-an-executor.md`` certifies at
    ``strict``, ``plain_arguments`` gives plain data ``jsonschema`` accepts, and a project's own
    ``tests/conformance.py`` that shadows the kit is named in the error (pytest and the script).
+5. The README's ways to depend on polyloop from another package resolve offline: a plain
+   requirement with ``--find-links`` to a wheel directory, and a ``file:`` URL.
 
 Run it with ``python tests/packaging/downstream.py`` (``--keep`` keeps the temporary directory).
 Exit 0 when every check passed; each check prints one line.
@@ -357,6 +359,29 @@ def shadowed_kit_is_named(tmp: Path, bin_dir: Path, check: Check) -> None:
     )
 
 
+def documented_requirements_install(tmp: Path, wheel: Path, check: Check) -> None:
+    """The README's ways to depend on polyloop resolve, offline: a plain requirement with a
+    local wheel directory, and a `file:` URL (direct reference) to the wheel."""
+    bin_dir = make_venv(tmp / "venv-requirements")
+    plain = tmp / "requirements-plain.txt"
+    plain.write_text("polyloop>=0.1\n")
+    result = pip(bin_dir, "--no-index", "--find-links", wheel.parent, "-r", plain)
+    imported = run([bin_dir / "python", "-c", "import polyloop; print(polyloop.__version__)"])
+    check(
+        result.returncode == 0 and imported.stdout.strip() == "0.1.0",
+        "a plain `polyloop>=0.1` requirement installs from a local wheel directory",
+        output(result) + output(imported),
+    )
+    direct = tmp / "requirements-file-url.txt"
+    direct.write_text(f"polyloop @ {wheel.resolve().as_uri()}\n")
+    result = pip(bin_dir, "--no-index", "--force-reinstall", "-r", direct)
+    check(
+        result.returncode == 0,
+        "a `polyloop @ file:///...whl` direct reference installs",
+        output(result),
+    )
+
+
 def issue24_checks(tmp: Path, check: Check) -> None:
     bin_dir = tmp / "venv-extra" / "bin"
     guide_executor_certifies(tmp, bin_dir, check)
@@ -377,6 +402,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         base_wheel_and_pytest(tmp, wheel, check)
         with_extra_and_newest_hypothesis(tmp, wheel, check)
         issue24_checks(tmp, check)
+        documented_requirements_install(tmp, wheel, check)
     finally:
         if args.keep:
             print(f"kept {tmp}")
