@@ -267,8 +267,8 @@ def _name_problems(tool: Tool) -> list[_schema.Problem]:
             _schema.Problem(
                 path=("name",),
                 code="duplicate-name",
-                message=f"{tool.same_name} tools in this list have this name; a model cannot "
-                "tell them apart (ToolRegistry refuses duplicate names, R2)",
+                message="another tool in this list has the same name; a model cannot tell "
+                "them apart (ToolRegistry refuses duplicate names, R2)",
                 fix="give each tool a name of its own",
             )
         ]

@@ -172,7 +172,7 @@ def test_H5_duplicate_names_in_one_file_fail_each_entry(tmp_path: Path) -> None:
     }
     finding = report.tool("search #0").findings_for("H5")[0]
     assert finding.code == "duplicate-name"
-    assert finding.message.startswith("2 tools in this list have this name")
+    assert finding.message.startswith("another tool in this list has the same name")
 
 
 # --- multipleOf arithmetic ---------------------------------------------------------------------
@@ -296,3 +296,36 @@ def test_H4_check_registry_from_the_docs_passes_where_the_database_is_unusable(
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert "1 passed" in result.stdout
+
+
+RAW_DEFINITIONS_TEST = """
+import json
+from conformance.toolcheck import ToolContract
+
+class TestServerTools(ToolContract):
+    tools = json.loads('''[
+        {"name": "read", "inputSchema": {"type": "object", "properties": {"p": {}}}},
+        {"type": "function", "function": {"name": "find", "parameters": {"type": "object"}}},
+        {"name": "ask", "input_schema": {"type": "object", "required": ["q"]}}
+    ]''')
+    examples = 3
+"""
+
+
+def test_H2_toolcontract_takes_raw_json_definitions_as_the_docs_say(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / "test_raw.py").write_text(RAW_DEFINITIONS_TEST)
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rA", "test_raw.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout[-3000:]
+    for name in ("read", "find", "ask"):
+        passed = rf"PASSED test_raw.py::TestServerTools::test_H2_\w+\[{name}\]"
+        assert re.search(passed, result.stdout), result.stdout[-3000:]
+    assert "failed" not in result.stdout
