@@ -12,7 +12,9 @@ and never imports the name ``conformance``; it only registers:
 - ``--conformance-db PATH``: a shared Hypothesis example database (a directory), so every
   counterexample any worker finds is replayed by all of them next time;
 - the ``conformance`` marker (``-m "not conformance"`` deselects the contract tests);
-- the ``conformance_options`` fixture.
+- the ``conformance_options`` fixture;
+- a hint on a failed import of the kit when a project's own module (a ``tests/conformance.py``)
+  has taken its name, naming that file.
 
 The kit loads lazily: a contract test module imports it itself (``from conformance import
 ExecutorContract``), and once it is loaded the plugin registers the kit's profiles with

@@ -38,6 +38,11 @@ _PYTHON_GROUPS = (
 )
 
 
+_DIALECT_ERRORS = ("property", "group name", "unknown group", "group reference", "escape")
+"""`regex` errors about the constructs the dialects may read differently; any other error
+(an unbalanced parenthesis, a bad repeat) is invalid ECMA-262 too."""
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class RegexVerdict:
     """`valid` is True, False, or None (undecided); `message`/`fix` explain False and None."""
@@ -165,7 +170,7 @@ def judge(pattern: str) -> RegexVerdict:
     try:
         regex.compile(translated)
     except regex.error as exc:
-        if unsure:
+        if unsure and any(part in str(exc) for part in _DIALECT_ERRORS):
             return RegexVerdict(
                 valid=None,
                 message=f"the kit cannot judge this pattern as ECMA-262 ({exc})",

@@ -115,6 +115,16 @@ def test_H2_a_pattern_the_kit_cannot_judge_is_a_note_never_a_failure() -> None:
     assert data["tools"][0]["notes"] == [note]  # type: ignore[index]
 
 
+@pytest.mark.parametrize(
+    ("pattern", "verdict"),
+    [(r"\p{L}(", False), ("a{2,1}", False), (r"\p{NoSuch}", None), (r"(a)\1", True)],
+)
+def test_H2_a_doubtful_construct_excuses_only_errors_about_itself(
+    pattern: str, verdict: bool | None
+) -> None:
+    assert judge(pattern).valid is verdict, judge(pattern)
+
+
 _COMMON = st.text(alphabet="ab.*+?|()^$", max_size=12).filter(lambda p: "(?" not in p)
 
 
