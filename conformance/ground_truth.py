@@ -8,7 +8,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
@@ -50,6 +51,33 @@ class UnresolvedReference(ValueError):
     without descending into the value, so no validation would end (issue 13)."""
 
 
+def _exact_multiple_of(cls: type[Validator]) -> type[Validator]:
+    """`cls` whose `multipleOf` answers where jsonschema's own raises `OverflowError`.
+
+    jsonschema divides in floats: an integer beyond float range (`{"multipleOf": 0.5}` on
+    10**400) raises inside it. That is the kit's arithmetic failing, not the tool, so where
+    jsonschema cannot answer the kit decides exactly with fractions; elsewhere jsonschema's
+    verdict stands, being the ground truth.
+    """
+    original = cls.VALIDATORS.get("multipleOf")
+    if original is None:
+        return cls
+
+    def multiple_of(
+        validator: Validator, divisor: Any, instance: Any, schema: Any
+    ) -> Iterator[ValidationError]:
+        try:
+            yield from original(validator, divisor, instance, schema)
+        except OverflowError:
+            if Fraction(instance) % Fraction(divisor) != 0:
+                yield ValidationError(f"{instance!r} is not a multiple of {divisor!r}")
+
+    extended: type[Validator] = validators.extend(  # type: ignore[no-untyped-call]
+        cls, validators={"multipleOf": multiple_of}
+    )
+    return extended
+
+
 @lru_cache(maxsize=1024)
 def _cached_validator(schema_json: str) -> Validator:
     # A memo of a pure function of the schema text: building a validator class and resolving
@@ -68,7 +96,7 @@ def _cached_validator(schema_json: str) -> Validator:
             f"the schema's `$ref` {cycle[1]!r} loops back to the same value, so validation "
             "recurses forever; break the loop (check-tools reports it as H2)"
         )
-    cls: type[Validator] = validator_class(schema)
+    cls: type[Validator] = _exact_multiple_of(validator_class(schema))
     unknown = _unknown_type_names(schema)
     if unknown:
         # V6: "an unknown type name accepts everything". jsonschema would raise UnknownType.

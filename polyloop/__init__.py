@@ -4,7 +4,7 @@ Tool specs, an immutable registry, a deliberately partial argument validator and
 registry-derived executor that turns every tool call into an `ActionOutcome`.
 """
 
-from polyloop.ports import Action, ActionExecutor, ToolCall
+from polyloop.ports import Action, ActionExecutor, ToolCall, plain_arguments
 from polyloop.session import RunRequest, SyntheticObservations, observation_for_history
 from polyloop.tools import (
     RegistryExecutor,
@@ -35,4 +35,5 @@ __all__ = [
     "ToolValidationError",
     "__version__",
     "observation_for_history",
+    "plain_arguments",
 ]

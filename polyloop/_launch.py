@@ -10,8 +10,10 @@ needs no extra; it starts here only for ``--version``.
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 __all__ = [
     "CONFORMANCE_REQUIREMENTS",
@@ -19,9 +21,11 @@ __all__ = [
     "metatests_main",
     "missing_extra_message",
     "missing_requirements",
+    "shadowing_file",
+    "shadowing_message",
 ]
 
-CONFORMANCE_REQUIREMENTS = ("hypothesis", "hypothesis_jsonschema", "jsonschema", "pytest")
+CONFORMANCE_REQUIREMENTS = ("hypothesis", "hypothesis_jsonschema", "jsonschema", "pytest", "regex")
 """The import names the ``conformance`` extra provides."""
 
 
@@ -46,6 +50,47 @@ def missing_extra_message(what: str, missing: Sequence[str]) -> str:
     )
 
 
+_OWN_ROOT = Path(__file__).resolve().parent.parent
+"""Where polyloop's own top-level packages (``conformance``, ``metatests``) are installed."""
+
+
+def shadowing_file(package: str) -> str | None:
+    """The file or folder the top-level name `package` resolves to, when that is not polyloop's
+    own package of that name (say a project's ``tests/conformance.py`` on ``sys.path``); else
+    None. Nothing is imported: a shadowed name fails later with a bare ``ImportError`` that
+    names neither the clash nor the fix.
+    """
+    module = sys.modules.get(package)
+    try:
+        spec = importlib.util.find_spec(package) if module is None else module.__spec__
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    origin = spec.origin if spec.origin not in (None, "namespace") else None
+    if origin is not None and Path(origin).resolve().parent == _OWN_ROOT / package:
+        return None
+    locations = list(spec.submodule_search_locations or ())
+    where = origin or (str(locations[0]) if locations else None)
+    return None if where is None else os.path.abspath(where)  # 3.10 keeps a "./" of sys.path
+
+
+def shadowing_message(package: str, where: str) -> str:
+    """One line: what shadows polyloop's `package`, and how to stop it."""
+    return (
+        f"the name '{package}' resolves to {where}, not to polyloop's {_OWN_ROOT / package}, "
+        "which it shadows; rename that file or folder, or take its directory off sys.path "
+        "(PYTHONPATH, or pytest's rootdir/conftest insertion)"
+    )
+
+
+def _shadowed(prog: str, package: str) -> bool:
+    where = shadowing_file(package)
+    if where is not None:
+        print(f"{prog}: error: " + shadowing_message(package, where), file=sys.stderr)
+    return where is not None
+
+
 def _version_line(prog: str) -> str:
     from polyloop import __version__
 
@@ -65,6 +110,8 @@ def conformance_main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    if _shadowed("polyloop-conformance", "conformance"):
+        return 2
     from conformance.cli import main
 
     return main(args)
@@ -76,6 +123,8 @@ def metatests_main(argv: Sequence[str] | None = None) -> int:
     if args[:1] == ["--version"]:
         print(_version_line("polyloop-metatests"))
         return 0
+    if _shadowed("polyloop-metatests", "metatests"):
+        return 2
     from metatests.cli import main
 
     return main(args)

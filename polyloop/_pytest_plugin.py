@@ -12,7 +12,9 @@ and never imports the name ``conformance``; it only registers:
 - ``--conformance-db PATH``: a shared Hypothesis example database (a directory), so every
   counterexample any worker finds is replayed by all of them next time;
 - the ``conformance`` marker (``-m "not conformance"`` deselects the contract tests);
-- the ``conformance_options`` fixture.
+- the ``conformance_options`` fixture;
+- a hint on a failed import of the kit when a project's own module (a ``tests/conformance.py``)
+  has taken its name, naming that file.
 
 The kit loads lazily: a contract test module imports it itself (``from conformance import
 ExecutorContract``), and once it is loaded the plugin registers the kit's profiles with
@@ -110,7 +112,7 @@ def _loaded_kit_profiles() -> types.ModuleType | None:
 
 def _load_kit_profiles(why: str) -> types.ModuleType:
     """Import polyloop's `conformance.profiles`, or raise a one-line `pytest.UsageError`."""
-    from polyloop._launch import missing_extra_message, missing_requirements
+    from polyloop._launch import missing_extra_message, missing_requirements, shadowing_message
 
     missing = missing_requirements()
     if missing:
@@ -120,13 +122,53 @@ def _load_kit_profiles(why: str) -> types.ModuleType:
     except (ImportError, ValueError):
         spec = None
     if spec is None or not _is_the_kit(spec.origin):
-        where = spec.origin if spec is not None else "nothing"
+        where = (spec.origin if spec is not None else None) or "nothing"
         raise pytest.UsageError(
-            f"{why} needs polyloop's conformance kit, but the name 'conformance' resolves to "
-            f"{where}, not {_KIT_DIR}; rename the project's own 'conformance' package or take "
-            "it off sys.path"
+            f"{why} needs polyloop's conformance kit, but {shadowing_message('conformance', where)}"
         )
     return importlib.import_module("conformance.profiles")
+
+
+_OWN_PACKAGES = ("conformance", "metatests")
+
+
+def _shadowing_hint(failure: str) -> str | None:
+    """Why an import of the kit failed, when a project's own module took its name.
+
+    ``tests/conformance.py`` next to a test module is first on ``sys.path`` under pytest's
+    default import mode, and ``from conformance import ExecutorContract`` then fails with a
+    bare "cannot import name" that does not say the file shadows the kit.
+    """
+    from polyloop._launch import shadowing_file, shadowing_message
+
+    for package in _OWN_PACKAGES:
+        mentioned = (
+            f"from '{package}'" in failure
+            or f"No module named '{package}." in failure
+            or f"'{package}' is not a package" in failure
+        )
+        where = shadowing_file(package) if mentioned else None
+        if where is not None:
+            return "polyloop: " + shadowing_message(package, where)
+    return None
+
+
+def _explain_shadowing(report: pytest.CollectReport | pytest.TestReport) -> None:
+    if report.failed and report.longrepr is not None:
+        hint = _shadowing_hint(str(report.longrepr))
+        if hint is not None:
+            report.longrepr = f"{report.longrepr}\n\n{hint}"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    # tryfirst: the terminal and JUnit reporters read longrepr when they get the report.
+    _explain_shadowing(report)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _explain_shadowing(report)
 
 
 def _register_profiles(profiles: types.ModuleType) -> None:

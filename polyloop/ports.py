@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from polyloop._json import freeze_arguments, type_label
+from polyloop._json import freeze_arguments, thaw, type_label
 from polyloop.types import ActionOutcome
 
-__all__ = ["Action", "ActionExecutor", "ToolCall"]
+__all__ = ["Action", "ActionExecutor", "ToolCall", "plain_arguments"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,3 +62,18 @@ class ActionExecutor(Protocol):
     def parameters(self) -> Mapping[str, str]:
         """Settings that a run must record to be reproducible."""
         ...
+
+
+def plain_arguments(call: ToolCall) -> Any:
+    """A fresh plain copy of `call.arguments`: `dict`s and `list`s, JSON leaves unchanged.
+
+    `ToolCall` stores its arguments read-only (mappings as `MappingProxyType`, lists as
+    tuples), which is right for a record but not for code that expects JSON data: `jsonschema`
+    rejects a tuple as an `array`, and `json.dumps` cannot write a read-only mapping. This gives
+    the executor what a handler gets (E13): a new tree on every call, so mutating it changes
+    neither the call nor a later copy; a leaf the call keeps as a private copy (a set, an
+    object) comes back as a fresh copy of its own.
+    """
+    if not isinstance(call, ToolCall):
+        raise TypeError(f"plain_arguments() takes a ToolCall, got {type_label(call)}")
+    return thaw(call.arguments)

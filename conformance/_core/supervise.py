@@ -404,7 +404,7 @@ def check_tools_in_child(
             run.problem = f"{why}, while loading the tools"
             return run
         index = current if current is not None else len(run.reports)
-        run.reports.append(_gave_up(labels[index], why, only, tool_limit))
+        run.reports.append(_gave_up(labels[index], why, only, tool_limit, run.examples > 0))
         run.gave_up.append(labels[index])
         ended = session.ended
         if ended is not None and ended.timed_out:
@@ -415,12 +415,16 @@ def check_tools_in_child(
             return run
 
 
-def _gave_up(label: str, why: str, only: frozenset[str], limit: float) -> ToolReport:
+def _gave_up(
+    label: str, why: str, only: frozenset[str], limit: float, generating: bool = True
+) -> ToolReport:
     """A tool whose checks did not finish: a failing finding (a run that did not finish never
-    passes), on H4 when it was asked for (generation and validation are where hostile schemas
-    hang), the other clauses skipped."""
+    passes), on H4 when it was asked for and ran (generation and validation are where hostile
+    schemas hang), else on H3 (whose satisfiability search generates too), the other clauses
+    skipped."""
     selected = [clause for clause in CLAUSE_IDS if clause in only]
-    clause = "H4" if "H4" in selected else selected[0]
+    ran = [clause for clause in selected if generating or clause not in ("H4", "H6")]
+    clause = next((c for c in ("H4", "H3") if c in ran), (ran or selected)[0])
     finding = Finding(
         clause=clause,
         tool=label,

@@ -8,6 +8,7 @@ function here, one row in `CHECKS`, and one row in `conformance.catalog`.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import time
 from collections.abc import Callable, Iterable
@@ -16,7 +17,7 @@ from functools import cached_property
 from typing import Any
 
 from conformance._core.data import thaw
-from conformance._core.text import safe_repr, shorten
+from conformance._core.text import json_text, safe_repr, shorten
 from conformance.toolcheck import schema as _schema
 from conformance.toolcheck.engine import RunSettings, run_property
 from conformance.toolcheck.inputs import Tool, is_async_callable
@@ -43,6 +44,8 @@ class Verdict:
     findings: tuple[Finding, ...] = ()
     reason: str | None = None
     """Why the clause was skipped (or could not be decided)."""
+    notes: tuple[str, ...] = ()
+    """Doubts the kit cannot settle: reported with the verdict, never a failure."""
 
     @classmethod
     def of(cls, findings: Iterable[Finding]) -> Verdict:
@@ -73,8 +76,20 @@ class Checking:
         return thaw(self.tool.parameters)
 
     @cached_property
-    def schema_problems(self) -> list[_schema.Problem]:
+    def _schema_findings(self) -> list[_schema.Problem]:
         return _schema.schema_problems(self.schema)
+
+    @property
+    def schema_problems(self) -> list[_schema.Problem]:
+        return [problem for problem in self._schema_findings if not problem.note]
+
+    @property
+    def schema_notes(self) -> tuple[str, ...]:
+        return tuple(
+            f"{_schema.format_path(problem.path)}: {problem.message}; {problem.fix}"
+            for problem in self._schema_findings
+            if problem.note
+        )
 
     @cached_property
     def satisfiable(self) -> Satisfiability:
@@ -162,7 +177,8 @@ def check_h1(state: Checking) -> Verdict:
 
 def check_h2(state: Checking) -> Verdict:
     """H2: parameters passes its dialect's metaschema and has "type": "object" on top."""
-    return state.findings("H2", state.schema_problems)
+    verdict = state.findings("H2", state.schema_problems)
+    return dataclasses.replace(verdict, notes=state.schema_notes)
 
 
 def check_h3(state: Checking) -> Verdict:
@@ -219,6 +235,7 @@ def check_h5(state: Checking) -> Verdict:
         for key, value in (("name", tool.name), ("description", tool.description))
         if not isinstance(value, str)
     ]
+    problems += _name_problems(tool)
     if problems:
         return state.findings("H5", problems, "tool")
     if tool.has_model_entry:
@@ -227,6 +244,35 @@ def check_h5(state: Checking) -> Verdict:
         entry = {"name": tool.name, "description": tool.description, "parameters": state.schema}
         root = "model schema"
     return state.findings("H5", _schema.round_trip_problems(entry), root)
+
+
+def _name_problems(tool: Tool) -> list[_schema.Problem]:
+    """A name `ToolSpec` (S3) or `ToolRegistry` (R2) would refuse: the model sees the name."""
+    name = tool.name
+    if not isinstance(name, str):
+        return []
+    shown = shorten(json_text(name), 80)
+    if not name.strip():
+        return [
+            _schema.Problem(
+                path=("name",),
+                code="blank-name",
+                message=f"the tool's name {shown} is blank, which is invisible in a prompt "
+                "(ToolSpec refuses it, S3)",
+                fix="give the tool a name a model can read and write back",
+            )
+        ]
+    if tool.same_name > 1:
+        return [
+            _schema.Problem(
+                path=("name",),
+                code="duplicate-name",
+                message="another tool in this list has the same name; a model cannot tell "
+                "them apart (ToolRegistry refuses duplicate names, R2)",
+                fix="give each tool a name of its own",
+            )
+        ]
+    return []
 
 
 def check_h6(state: Checking) -> Verdict:
@@ -272,12 +318,14 @@ def check_one(tool: Tool, only: frozenset[str], run: RunSettings, replay: bool) 
     statuses: dict[str, str] = {}
     reasons: dict[str, str] = {}
     findings: list[Finding] = []
+    notes: list[str] = []
     for row in CHECKS:
         if row.clause not in only:
             continue
         verdict = _verdict(row, state)
         statuses[row.clause] = verdict.status.value
         findings.extend(verdict.findings)
+        notes.extend(f"{row.clause} {note}" for note in verdict.notes)
         if verdict.reason is not None:
             reasons[row.clause] = verdict.reason
     return ToolReport(
@@ -285,6 +333,7 @@ def check_one(tool: Tool, only: frozenset[str], run: RunSettings, replay: bool) 
         statuses={clause: statuses[clause] for clause in CLAUSE_IDS if clause in statuses},
         reasons=reasons,
         findings=tuple(findings),
+        notes=tuple(notes),
         examples=state.tried,
         handler_stats=state.stats,
         seconds=time.monotonic() - start,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import warnings
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.database import ExampleDatabase
-from hypothesis.errors import Flaky, NoSuchExample, Unsatisfiable
+from hypothesis.errors import Flaky, HypothesisWarning, NoSuchExample, Unsatisfiable
 
 from conformance._core import hypo
 from conformance._core.data import thaw
@@ -74,6 +75,8 @@ class RunSettings:
         extra: dict[str, Any] = {}
         if self.database is not INHERIT:
             extra["database"] = self.database
+        elif _default_database_unusable(self.parent):
+            extra["database"] = None
         if self.seed is not None:
             extra["derandomize"] = False
         return hypo.run_settings(
@@ -84,6 +87,17 @@ class RunSettings:
             print_blob=False,
             **extra,
         )
+
+
+def _default_database_unusable(parent: settings | None) -> bool:
+    """Whether the inherited database is Hypothesis's unconfigured default in a folder it cannot
+    write (a read-only checkout). Hypothesis then warns on every run and falls back to memory;
+    under `-W error` that warning broke the run from inside Hypothesis (`assert None is not
+    None`). The tool checks keep nothing then, silently, as with `database=None`."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", HypothesisWarning)
+        (parent if parent is not None else settings()).database  # noqa: B018 (the lazy read warns)
+    return any("database" in str(warning.message) for warning in caught)
 
 
 def run_settings(

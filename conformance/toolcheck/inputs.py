@@ -73,6 +73,8 @@ class Tool:
     registry_error: str | None
     model_entry: object = None
     has_model_entry: bool = False
+    same_name: int = 1
+    """How many tools of the list checked together have this tool's name (R2 allows one)."""
 
     @property
     def calls_handler(self) -> bool:
@@ -139,7 +141,8 @@ def normalise(items: Sequence[object], registry: ToolRegistry | None) -> list[To
             entries = None
     # A name that occurs twice (BFCL's corpus has such) gets its index, so labels stay unique.
     labels = [str(_field(draft, "name", "?")) for draft in drafts]
-    repeated = {label for label, count in Counter(labels).items() if count > 1}
+    counts = Counter(labels)
+    repeated = {label for label, count in counts.items() if count > 1}
     tools = []
     for i, draft in enumerate(drafts):
         label = f"{labels[i]} #{i}" if labels[i] in repeated else labels[i]
@@ -157,6 +160,7 @@ def normalise(items: Sequence[object], registry: ToolRegistry | None) -> list[To
                 registry_error=error,
                 model_entry=entries[i] if entries is not None and entry_known else None,
                 has_model_entry=entry_known,
+                same_name=counts[labels[i]],
             )
         )
     return tools

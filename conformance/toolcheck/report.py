@@ -131,6 +131,8 @@ class ToolReport:
     findings: tuple[Finding, ...] = ()
     examples: int = 0
     """Valid argument sets H4 tried (until its first failure)."""
+    notes: tuple[str, ...] = ()
+    """`"H2 <path>: <doubt>; <what to do>"`: what the kit could not decide, never a failure."""
     handler_stats: HandlerStats | None = None
     seconds: float = 0.0
 
@@ -156,6 +158,7 @@ class ToolReport:
                 lines.append(f"     arguments: {e(json_text(finding.example))}")
         if self.handler_stats is not None and self.handler_stats.raised:
             lines.append(f"  H4 {self.handler_stats.to_text()}")
+        lines.extend(f"  note {e(note)}" for note in self.notes)
         return "\n".join(lines)
 
     def summary(self) -> str:
@@ -177,6 +180,7 @@ class ToolReport:
             "findings": [finding.to_json() for finding in self.findings],
             "examples": self.examples,
             "handler_stats": None if self.handler_stats is None else self.handler_stats.to_json(),
+            "notes": list(self.notes),
             "seconds": round(self.seconds, 4),
         }
 
@@ -250,7 +254,8 @@ class ToolCheckReport:
         lines = [f"check-tools {escape_name(self.target)}: {tools}, {mode}{seed}"]
         for report in self.tools:
             stats = report.handler_stats
-            if verbose or not report.passed or (stats is not None and stats.raised):
+            shown = not report.passed or report.notes or (stats is not None and stats.raised)
+            if verbose or shown:
                 if len(lines) == 1:
                     lines.append("")
                 lines.append(report.to_text())

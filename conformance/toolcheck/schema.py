@@ -13,7 +13,7 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from jsonschema import validators
+from jsonschema import FormatChecker, validators
 from jsonschema.exceptions import ValidationError
 
 from conformance._core.dialect import (
@@ -22,7 +22,8 @@ from conformance._core.dialect import (
     make_validator,
     unresolved_refs,
 )
-from conformance._core.text import shorten
+from conformance._core.text import json_text, shorten
+from conformance.toolcheck.ecma_regex import RegexVerdict, judge
 
 __all__ = [
     "Problem",
@@ -68,6 +69,8 @@ class Problem:
     code: str
     message: str
     fix: str
+    note: bool = False
+    """A doubt the kit cannot settle (reported, never a failure), not a problem."""
 
 
 def format_path(path: Sequence[object], root: str = "parameters") -> str:
@@ -259,8 +262,64 @@ _KEYWORD_FIXES: dict[str, str] = {
 }
 
 
+class _NotEcmaRegex(Exception):
+    """Raised by the `regex` format check so the verdict reaches the error as its cause."""
+
+    def __init__(self, verdict: RegexVerdict) -> None:
+        super().__init__(verdict.message)
+        self.verdict = verdict
+
+
+def _ecma_regex(instance: object) -> bool:
+    """The `regex` format judged by ECMA-262 syntax, as JSON Schema specifies, not Python's."""
+    if not isinstance(instance, str):
+        return True
+    verdict = judge(instance)
+    if verdict.valid is True:
+        return True
+    raise _NotEcmaRegex(verdict)
+
+
+def _format_checker(base: FormatChecker) -> FormatChecker:
+    checker = FormatChecker(formats=())
+    checker.checkers = dict(base.checkers)
+    checker.checks("regex", raises=_NotEcmaRegex)(_ecma_regex)
+    return checker
+
+
+def _json_message(error: ValidationError) -> str:
+    """jsonschema's message with the values it quotes as Python reprs written as JSON, the
+    language of the schema (`'x' is not of type 'integer'` -> `"x" is not of type "integer"`)."""
+    text = error.message
+    shown = repr(error.instance)
+    if text.startswith(shown):
+        text = json_text(error.instance) + text[len(shown) :]
+    expected = error.validator_value
+    for value in expected if isinstance(expected, list) else [expected]:
+        if isinstance(value, str):
+            text = text.replace(repr(value), json_text(value))
+    return text
+
+
+def _regex_problem(error: ValidationError, path: tuple[str | int, ...]) -> Problem | None:
+    cause = error.cause
+    if not isinstance(cause, _NotEcmaRegex):
+        return None
+    verdict = cause.verdict
+    return Problem(
+        path=path,
+        code="regex-undecided" if verdict.valid is None else "not-ecma-regex",
+        message=f"{shorten(json_text(error.instance), 80)}: {verdict.message}",
+        fix=verdict.fix,
+        note=verdict.valid is None,
+    )
+
+
 def _metaschema_problem(error: ValidationError, dialect: str) -> list[Problem]:
     path: tuple[str | int, ...] = tuple(error.absolute_path)
+    regex_problem = _regex_problem(error, path)
+    if regex_problem is not None:
+        return [regex_problem]
     if path and path[-1] == "type":
         names = [error.instance] if isinstance(error.instance, str) else error.instance
         if isinstance(names, list):
@@ -280,7 +339,7 @@ def _metaschema_problem(error: ValidationError, dialect: str) -> list[Problem]:
                 return problems
     keyword = next((step for step in reversed(path) if isinstance(step, str)), None)
     fix = _KEYWORD_FIXES.get(str(keyword), f"make it valid under the {dialect} metaschema")
-    message = shorten(error.message, 200)
+    message = shorten(_json_message(error), 200)
     return [Problem(path=path, code="metaschema", message=message, fix=fix)]
 
 
@@ -355,7 +414,8 @@ def schema_problems(schema: object) -> list[Problem]:
         dialect = "2020-12"
     # What `cls.check_schema` does, but keeping every error rather than the best one.
     meta_cls = validators.validator_for(cls.META_SCHEMA, default=cls)
-    meta = make_validator(meta_cls, cls.META_SCHEMA, format_checker=cls.FORMAT_CHECKER)
+    checker = _format_checker(cls.FORMAT_CHECKER)
+    meta = make_validator(meta_cls, cls.META_SCHEMA, format_checker=checker)
     seen: set[tuple[tuple[str | int, ...], str]] = set()
     for error in meta.iter_errors(schema):
         for problem in _metaschema_problem(error, dialect):
@@ -363,7 +423,7 @@ def schema_problems(schema: object) -> list[Problem]:
                 seen.add((problem.path, problem.message))
                 problems.append(problem)
     problems.extend(_ref_problems(schema))
-    if not any(problem.path[:1] == ("type",) for problem in problems):
+    if not any(problem.path[:1] == ("type",) and not problem.note for problem in problems):
         declared = schema.get("type")
         if declared != "object":
             what = "declares no `type`" if declared is None else f"has type {declared!r}"

@@ -37,10 +37,14 @@ def test_H2_check_tools_on_the_bfcl_corpus_exits_1_with_fixes(
     assert report["clauses"]["H2"] == {"pass": 0, "fail": 1167, "skipped": 0}
 
 
-def test_check_tools_on_the_mcp_corpus_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(str(CORPUS / "mcp-servers.json"), "--examples", "0", "--quiet") == 0
+def test_check_tools_on_the_mcp_corpus_fails_only_the_shared_names(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Two cloudflare servers in the corpus share two names (R2); every schema passes.
+    assert run(str(CORPUS / "mcp-servers.json"), "--examples", "0", "--quiet") == 1
     captured = capsys.readouterr()
-    assert captured.out.rstrip().endswith("83 tools: 83 passed, 0 failed")
+    assert captured.out.rstrip().endswith("83 tools: 79 passed, 4 failed")
+    assert "H2" not in captured.out.split("clause  pass")[0]
     assert captured.err == ""
 
 

@@ -11,6 +11,11 @@
 4. The guard in the base venv: a 0.x downstream package accepts a break with a recorded reason
    (``update --accept-break``), a 0.x minor bump allows one, and ``assert_api_stable`` fails at
    the downstream test's own line.
+5. With the extra (issue 24): the executor of ``docs/writing-an-executor.md`` certifies at
+   ``strict``, ``plain_arguments`` gives plain data ``jsonschema`` accepts, and a project's own
+   ``tests/conformance.py`` that shadows the kit is named in the error (pytest and the script).
+6. The README's ways to depend on polyloop from another package resolve offline: a plain
+   requirement with ``--find-links`` to a wheel directory, and a ``file:`` URL.
 
 Run it with ``python tests/packaging/downstream.py`` (``--keep`` keeps the temporary directory).
 Exit 0 when every check passed; each check prints one line.
@@ -19,6 +24,7 @@ Exit 0 when every check passed; each check prints one line.
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import subprocess
 import sys
@@ -413,6 +419,126 @@ def guard_accepts_a_zero_x_break(tmp: Path, check: Check) -> None:
     )
 
 
+# -- issue 24: the executor guide, plain_arguments, a shadowed kit ----------------------------
+
+GUIDE_EXECUTOR = ROOT / "examples" / "my_executor.py"
+HOSTILE_TRAP_CLAUSES = {"E4", "E9", "E12"}
+"""Clauses whose strict traps still use objects that lie about themselves (a known kit defect):
+the guide's honest executor may fail only these, and passes them once the kit is fixed."""
+
+PLAIN_ARGUMENTS_SCRIPT = """
+import json
+import jsonschema
+from polyloop import ToolCall, plain_arguments
+
+call = ToolCall(name="t", arguments={"tags": ["a", {"b": [1, 2.5, None]}], "n": 1})
+schema = {"type": "object", "properties": {"tags": {"type": "array"}}}
+first, second = plain_arguments(call), plain_arguments(call)
+assert first == {"tags": ["a", {"b": [1, 2.5, None]}], "n": 1}, first
+assert type(first) is dict and type(first["tags"]) is list and type(first["tags"][1]) is dict
+assert not jsonschema.Draft202012Validator(schema).is_valid(call.arguments)
+jsonschema.validate(first, schema)
+first["tags"].append("x")
+assert second == plain_arguments(call) and "x" not in json.dumps(plain_arguments(call))
+print("plain ok")
+"""
+
+SHADOWED_TEST = "from conformance import ExecutorContract\n"
+
+
+def guide_executor_certifies(tmp: Path, bin_dir: Path, check: Check) -> None:
+    """docs/writing-an-executor.md's executor, copied into a project, certifies at strict."""
+    guide = project(tmp, "guide", {"my_executor.py": GUIDE_EXECUTOR.read_text()})
+    report = guide / "report.json"
+    command = [bin_dir / "polyloop-conformance", "certify", "my_executor:MyExecutor"]
+    result = run([*command, "--level", "strict", "--json", report], cwd=guide)
+    failed: set[str] = set()
+    data: dict[str, list[dict[str, str]]] = {"results": []}
+    if report.is_file():
+        data = json.loads(report.read_text())
+        failed = {clause["id"] for clause in data["results"] if clause["status"] != "pass"}
+    check(
+        report.is_file() and len(data["results"]) == 23 and failed <= HOSTILE_TRAP_CLAUSES,
+        "the guide's executor certifies at strict (all 23 clauses; E4/E9/E12 may fail only "
+        f"on the kit's hostile-object traps: {sorted(failed) or 'none failed'})",
+        output(result),
+    )
+
+
+def plain_arguments_helper_works(tmp: Path, bin_dir: Path, check: Check) -> None:
+    result = run([bin_dir / "python", "-c", PLAIN_ARGUMENTS_SCRIPT], cwd=tmp)
+    check(
+        result.returncode == 0 and result.stdout.strip() == "plain ok",
+        "plain_arguments gives a fresh plain tree that jsonschema accepts",
+        output(result),
+    )
+
+
+def shadowed_kit_is_named(tmp: Path, bin_dir: Path, check: Check) -> None:
+    """A project's `tests/conformance.py` shadows the kit: the error names that file."""
+    shadowed = project(
+        tmp,
+        "shadowed",
+        {"tests/conformance.py": 'OWNER = "downstream"\n', "tests/test_c.py": SHADOWED_TEST},
+    )
+    shadow = shadowed / "tests" / "conformance.py"
+    result = run(
+        [bin_dir / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        cwd=shadowed,
+    )
+    check(
+        result.returncode == 2
+        and f"polyloop: the name 'conformance' resolves to {shadow}" in result.stdout,
+        "pytest: `from conformance import ExecutorContract` under a tests/conformance.py names it",
+        output(result),
+    )
+    env = {"PATH": str(bin_dir), "PYTHONPATH": str(shadow.parent)}
+    launched = subprocess.run(
+        [str(bin_dir / "polyloop-conformance"), "certify"],
+        cwd=shadowed,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    lines = launched.stderr.splitlines()
+    check(
+        launched.returncode == 2 and len(lines) == 1 and str(shadow) in lines[0],
+        "polyloop-conformance under a shadowing PYTHONPATH exits 2 with one line naming the file",
+        output(launched),
+    )
+
+
+def documented_requirements_install(tmp: Path, wheel: Path, check: Check) -> None:
+    """The README's ways to depend on polyloop resolve, offline: a plain requirement with a
+    local wheel directory, and a `file:` URL (direct reference) to the wheel."""
+    bin_dir = make_venv(tmp / "venv-requirements")
+    plain = tmp / "requirements-plain.txt"
+    plain.write_text("polyloop>=0.1\n")
+    result = pip(bin_dir, "--no-index", "--find-links", wheel.parent, "-r", plain)
+    imported = run([bin_dir / "python", "-c", "import polyloop; print(polyloop.__version__)"])
+    check(
+        result.returncode == 0 and imported.stdout.strip() == "0.1.0",
+        "a plain `polyloop>=0.1` requirement installs from a local wheel directory",
+        output(result) + output(imported),
+    )
+    direct = tmp / "requirements-file-url.txt"
+    direct.write_text(f"polyloop @ {wheel.resolve().as_uri()}\n")
+    result = pip(bin_dir, "--no-index", "--force-reinstall", "-r", direct)
+    check(
+        result.returncode == 0,
+        "a `polyloop @ file:///...whl` direct reference installs",
+        output(result),
+    )
+
+
+def issue24_checks(tmp: Path, check: Check) -> None:
+    bin_dir = tmp / "venv-extra" / "bin"
+    guide_executor_certifies(tmp, bin_dir, check)
+    plain_arguments_helper_works(tmp, bin_dir, check)
+    shadowed_kit_is_named(tmp, bin_dir, check)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
@@ -426,6 +552,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         base_wheel_and_pytest(tmp, wheel, check)
         guard_accepts_a_zero_x_break(tmp, check)
         with_extra_and_newest_hypothesis(tmp, wheel, check)
+        issue24_checks(tmp, check)
+        documented_requirements_install(tmp, wheel, check)
     finally:
         if args.keep:
             print(f"kept {tmp}")
