@@ -14,6 +14,7 @@ batch means nothing it started is still acting.
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -32,6 +33,8 @@ __all__ = ["RegistryBatchExecutor"]
 
 NOT_RUN_CANCELLED = "not run: the batch was cancelled"
 INTERRUPTED = "interrupted while running; its effects are unknown"
+
+_HAS_CANCELLING = sys.version_info >= (3, 11)  # Task.cancelling()
 
 _INTERRUPTED = _trusted_outcome(ActionStatus.ENV_ERROR, INTERRUPTED, True)
 
@@ -148,9 +151,18 @@ class RegistryBatchExecutor:
             )
         if not actions:
             return ()
-        if len(actions) == 1 and journal is None:
+        if len(actions) == 1 and journal is None and _HAS_CANCELLING:
             # Nothing to schedule and nobody to tell: exactly `execute` (B4), without a task.
-            return (await self._executor.execute(actions[0]),)
+            # Only where a swallowed cancellation can be seen afterwards (3.11+), so that a
+            # handler ignoring it still ends the batch in CancelledError (B14).
+            task = asyncio.current_task()
+            if task is not None:
+                cancelling = task.cancelling  # type: ignore[attr-defined,unused-ignore]
+                before = cancelling()
+                outcome = await self._executor.execute(actions[0])
+                if cancelling() > before:
+                    raise asyncio.CancelledError()
+                return (outcome,)
         return await _Batch(self._executor, actions, journal, self._max_concurrency).run()
 
     def __repr__(self) -> str:
@@ -180,8 +192,8 @@ class _Batch:
         self.entered = [False] * count
         self.next = 0  # the first call neither started nor resolved
         self.committed = 0
-        self.running: dict[asyncio.Task[object], int] = {}
-        self.cancel_sent: set[asyncio.Task[object]] = set()
+        self.running: dict[asyncio.Task[None], int] = {}
+        self.cancel_sent: set[asyncio.Task[None]] = set()
         self.exclusive: int | None = None  # the exclusive call now running (B6)
         self.head_safe: bool | None = None  # the classification of call `next`, asked once (B9)
         self.pending_start: int | None = None  # a task awaiting journal.started
@@ -260,7 +272,7 @@ class _Batch:
     def _start(
         self, index: int, entry: _CompiledTool, arguments: Mapping[str, Any], safe: bool
     ) -> None:
-        task: asyncio.Task[object] = self.loop.create_task(self._body(index, entry, arguments))
+        task: asyncio.Task[None] = self.loop.create_task(self._body(index, entry, arguments))
         self.running[task] = index
         task.add_done_callback(self._settled)
         if not safe:
@@ -268,7 +280,13 @@ class _Batch:
         if self.journal is not None:
             self.pending_start = index
 
-    async def _body(self, index: int, entry: _CompiledTool, arguments: Mapping[str, Any]) -> object:
+    async def _body(self, index: int, entry: _CompiledTool, arguments: Mapping[str, Any]) -> None:
+        # Recorded before the task ends, so a stop is seen before any sibling's next step.
+        self._record(index, await self._attempt(index, entry, arguments))
+
+    async def _attempt(
+        self, index: int, entry: _CompiledTool, arguments: Mapping[str, Any]
+    ) -> object:
         if self.stopping:
             return _NOT_ENTERED
         journal = self.journal
@@ -294,13 +312,15 @@ class _Batch:
 
     # --- settling calls ----------------------------------------------------------------------
 
-    def _settled(self, task: asyncio.Task[object]) -> None:
+    def _settled(self, task: asyncio.Task[None]) -> None:
         index = self.running.pop(task)
         if self.pending_start == index:
             self.pending_start = None
         if self.exclusive == index:
             self.exclusive = None
-        result: object = _NOT_ENTERED if task.cancelled() else task.result()
+        self._wake()
+
+    def _record(self, index: int, result: object) -> None:
         if type(result) is ActionOutcome:
             self.outcomes[index] = result
             if result.status is ActionStatus.ENV_ERROR:
@@ -311,12 +331,12 @@ class _Batch:
                 self._set_fault(error)  # E9: a signature bug, never an outcome (B16)
             else:
                 self.outcomes[index] = _INTERRUPTED
-                if not (isinstance(error, asyncio.CancelledError) and task in self.cancel_sent):
+                sent = asyncio.current_task() in self.cancel_sent
+                if not (isinstance(error, asyncio.CancelledError) and sent):
                     self.raised[index] = error  # B15: the handler's own BaseException
                     self._cancel_running()
         elif type(result) is _Fault:
             self._set_fault(result.error)
-        self._wake()
 
     def _set_fault(self, error: BaseException) -> None:
         if self.fault is None:
@@ -324,8 +344,9 @@ class _Batch:
         self._cancel_running()
 
     def _cancel_running(self) -> None:
+        current = asyncio.current_task()
         for task in self.running:
-            if task not in self.cancel_sent:
+            if task is not current and task not in self.cancel_sent:
                 self.cancel_sent.add(task)
                 task.cancel()
 

@@ -28,6 +28,7 @@ __all__ = [
     "BEHAVIOURS",
     "INTERRUPTED",
     "NOT_RUN_CANCELLED",
+    "STOPPING",
     "Harness",
     "Journal",
     "Stop",
@@ -48,6 +49,10 @@ BEHAVIOURS = ("return", "raise", "env", "ignore_cancel", "nonstr", "base", "canc
 """What a gated handler does once its gate opens: return text (E5), raise an ordinary exception
 (E4), raise ToolEnvironmentError (E3), survive one cancellation and then return, return a
 non-str (E9), raise its own BaseException (B15) or its own CancelledError (B15)."""
+
+
+STOPPING = ("env", "nonstr", "base", "cancel_self")
+"""Behaviours that stop the batch (B13, B15, B16)."""
 
 
 class Stop(BaseException):
@@ -155,6 +160,8 @@ class Harness:
                 if do == "ignore_then_base":
                     raise Stop(f"stop {index}") from None
                 return f"survived {index}"
+            if do in STOPPING:
+                self.trace.append(("stop", index))
             return self.behave(index, do)
         finally:
             self.trace.append(("exit", index))

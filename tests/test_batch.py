@@ -628,6 +628,24 @@ async def test_B14_a_handler_ignoring_cancellation_keeps_the_batch_waiting() -> 
     assert_no_tasks_left()
 
 
+@pytest.mark.parametrize("journal", [False, True], ids=["no-journal", "journal"])
+async def test_B14_a_lone_call_swallowing_the_cancel_still_ends_in_cancelled_error(
+    journal: bool,
+) -> None:
+    harness = Harness(journal=journal)
+    task = harness.start([act("safe", 0, "ignore_cancel")])
+    await settle()
+    task.cancel()
+    await settle()
+    assert not task.done()
+    harness.open(0)
+    await settle()
+    assert isinstance(harness.error, asyncio.CancelledError)
+    if harness.journal is not None:
+        assert harness.journal.committed_outcomes[0].observation == "survived 0"
+    assert_no_tasks_left()
+
+
 async def test_B14_a_call_finished_before_the_cancel_keeps_its_result() -> None:
     harness = Harness(journal=False)
     task = harness.start([act("safe", 0), act("safe", 1, "raise"), act("safe", 2)])
