@@ -352,3 +352,22 @@ def test_S6_field_never_reaches_the_model_schema() -> None:
     marked = ToolRegistry([spec(concurrency_safe=_classifier)])
     assert json.dumps(plain.schema_for_model()) == json.dumps(marked.schema_for_model())
     assert plain != marked  # the specs differ; only the projection is the same
+
+
+# ---- S4 edge case (issue 19) ------------------------------------------------------------------
+
+
+class _LyingInt(int):
+    """An int subclass whose `bit_length` claims it is tiny."""
+
+    def bit_length(self) -> int:
+        return 1
+
+
+def test_S4_an_int_lying_about_its_size_is_still_refused_naming_the_path() -> None:
+    huge = _LyingInt(10**5000)
+    with pytest.raises(ValueError) as info:
+        spec(parameters={"type": "object", "properties": {"n": {"maximum": huge}}})
+    message = str(info.value)
+    assert message.startswith("parameters['properties']['n']['maximum'] is an integer of about")
+    assert "5000 digits" in message
