@@ -131,17 +131,33 @@ class RegistryBatchExecutor:
         own `BaseException` likewise (B15), and a journal fault or E9's `TypeError` without
         inventing outcomes (B16).
         """
-        if isinstance(actions, (str, bytes)) or not isinstance(actions, Sequence):
-            raise TypeError(
-                f"execute_batch(actions) takes a sequence of Action, got {type_label(actions)}"
-            )
-        actions = tuple(actions)
-        for index, action in enumerate(actions):
-            if not isinstance(action, Action):
+        kind = type(actions)
+        if kind is not tuple and kind is not list:
+            if isinstance(actions, (str, bytes)) or not isinstance(actions, Sequence):
                 raise TypeError(
-                    f"execute_batch: actions[{index}] is a {type_label(action)}, not an Action"
+                    f"execute_batch(actions) takes a sequence of Action, got {type_label(actions)}"
                 )
-        if journal is not None and not (
+            actions = tuple(actions)
+        if journal is None:
+            if len(actions) == 1 and _HAS_CANCELLING:
+                # Nothing to schedule and nobody to tell: exactly `execute` (B4), without a
+                # task. Only where a swallowed cancellation can be seen afterwards (3.11+), so
+                # that a handler ignoring it still ends the batch in CancelledError (B14).
+                action = actions[0]
+                admitted = self._executor._admit(action)
+                if type(admitted) is not _CompiledTool:
+                    return (admitted,)  # type: ignore[return-value]
+                task = asyncio.current_task()
+                if task is not None:
+                    cancelling = task.cancelling  # type: ignore[attr-defined,unused-ignore]
+                    before = cancelling()
+                    call = action.tool_call
+                    assert call is not None  # admitted, so it has a tool call
+                    outcome = await _run(admitted, call.arguments)
+                    if cancelling() > before:
+                        raise asyncio.CancelledError()
+                    return (outcome,)
+        elif not (
             callable(getattr(journal, "started", None))
             and callable(getattr(journal, "committed", None))
         ):
@@ -149,21 +165,14 @@ class RegistryBatchExecutor:
                 f"execute_batch(journal=) takes a BatchJournal (async started() and "
                 f"committed() methods) or None, got {type_label(journal)}"
             )
+        for index, action in enumerate(actions):
+            if type(action) is not Action and not isinstance(action, Action):
+                raise TypeError(
+                    f"execute_batch: actions[{index}] is a {type_label(action)}, not an Action"
+                )
         if not actions:
             return ()
-        if len(actions) == 1 and journal is None and _HAS_CANCELLING:
-            # Nothing to schedule and nobody to tell: exactly `execute` (B4), without a task.
-            # Only where a swallowed cancellation can be seen afterwards (3.11+), so that a
-            # handler ignoring it still ends the batch in CancelledError (B14).
-            task = asyncio.current_task()
-            if task is not None:
-                cancelling = task.cancelling  # type: ignore[attr-defined,unused-ignore]
-                before = cancelling()
-                outcome = await self._executor.execute(actions[0])
-                if cancelling() > before:
-                    raise asyncio.CancelledError()
-                return (outcome,)
-        return await _Batch(self._executor, actions, journal, self._max_concurrency).run()
+        return await _Batch(self._executor, tuple(actions), journal, self._max_concurrency).run()
 
     def __repr__(self) -> str:
         return (
