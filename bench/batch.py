@@ -106,9 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  batch of {size:<3} / gather of execute = {ratio:5.2f}x   (goal <= 2x)")
     ratio = result["batch x1"] / result["execute x1"]
     print(f"  batch of 1   / execute             = {ratio:5.2f}x   (goal <= 1.3x)")
-    missing = [
-        name for name in ("agents", "pydantic_ai") if importlib.util.find_spec(name) is None
-    ]
+    missing = [name for name in ("agents", "pydantic_ai") if importlib.util.find_spec(name) is None]
     if missing:
         print(
             "skipped: the openai-agents / pydantic-ai rows (not installed here: "
@@ -116,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
             + "; install the pins of tests/field/requirements.txt into a separate venv)"
         )
     else:
-        print("skipped: the openai-agents / pydantic-ai rows are not written yet (see docs/batch.md)")
+        print("skipped: the openai-agents / pydantic-ai rows are not written yet (docs/batch.md)")
     return 0
 
 
