@@ -915,3 +915,26 @@ async def test_ports_journal_protocol_is_structural() -> None:
 async def test_ports_a_journal_without_the_methods_is_refused() -> None:
     with pytest.raises(TypeError, match="BatchJournal"):
         await Harness().executor.execute_batch([act("safe", 0)], object())  # type: ignore[arg-type]
+
+
+# ---- the example ------------------------------------------------------------------------------
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_example_batch_prints_model_order_history_and_the_cancelled_turn() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent.parent / "examples" / "batch.py"
+    result = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=60, check=True
+    )
+    lines = result.stdout.splitlines()
+    committed = [line.split("#")[1].split()[0] for line in lines if "committed #" in line]
+    assert committed == ["0", "1", "2", "3"] * 2
+    assert (
+        "  journal: committed #2 ENV_ERROR: interrupted while running; its effects are unknown"
+        in lines
+    )
+    assert "  execute_batch raised CancelledError after committing every call" in lines
