@@ -17,6 +17,7 @@ import statistics
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from polyloop import Action, ActionOutcome, ActionStatus, ToolCall, ToolRegistry, ToolSpec
@@ -88,6 +89,55 @@ async def measure(rounds: int, calls: int) -> dict[str, float]:
     return {name: statistics.median(values) for name, values in samples.items()}
 
 
+async def marginal(run: Callable[[int], Awaitable[float]], rounds: int) -> float:
+    """Per-call cost of one turn's tool calls: (T(100) - T(10)) / 90, medians over rounds."""
+    await run(10)  # warm up imports and caches
+    small = statistics.median([await run(10) for _ in range(rounds)])
+    big = statistics.median([await run(100) for _ in range(rounds)])
+    return (big - small) / 90
+
+
+async def polyloop_run(count: int) -> float:
+    spec = ToolSpec(
+        name="search",
+        description="Search.",
+        parameters=PARAMETERS,
+        handler=handler,
+        concurrency_safe=True,
+    )
+    batch = ToolRegistry([spec]).batch_executor()
+    actions = [
+        Action(tool_call=ToolCall(name="search", arguments={"query": f"q{i}"}))
+        for i in range(count)
+    ]
+    start = time.perf_counter()
+    await batch.execute_batch(actions)
+    return time.perf_counter() - start
+
+
+def field_rows(rounds: int) -> str:
+    """The same turn through openai-agents' and pydantic-ai's runners (bench/_field_batch.py)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _field_batch import openai_agents_run, pydantic_ai_run
+
+    async def measure_all() -> dict[str, float]:
+        return {
+            # polyloop's runs are short, so more of them give the median the same footing.
+            "polyloop execute_batch": await marginal(polyloop_run, rounds * 20),
+            "openai-agents Runner.run": await marginal(openai_agents_run, rounds),
+            "pydantic-ai Agent.run": await marginal(pydantic_ai_run, rounds),
+        }
+
+    costs = asyncio.run(measure_all())
+    ours = costs["polyloop execute_batch"]
+    lines = ["one turn of N trivial tool calls, marginal cost per call ((T(100) - T(10)) / 90):"]
+    for name, seconds in costs.items():
+        lines.append(f"  {name:<26} {seconds * 1e6:10.1f} us")
+    fastest = min(costs["openai-agents Runner.run"], costs["pydantic-ai Agent.run"])
+    lines.append(f"  faster of the two / polyloop = {fastest / ours:8.1f}x   (goal >= 10x)")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds (median kept)")
@@ -111,10 +161,12 @@ def main(argv: list[str] | None = None) -> int:
         print(
             "skipped: the openai-agents / pydantic-ai rows (not installed here: "
             + ", ".join(missing)
-            + "; install the pins of tests/field/requirements.txt into a separate venv)"
+            + "; install the pins of tests/field/requirements.txt into a separate venv, e.g. "
+            "python3 -m venv .bench-venv && .bench-venv/bin/pip install openai-agents==0.24.0 "
+            "pydantic-ai-slim==2.68.0 && .bench-venv/bin/pip install -e .)"
         )
     else:
-        print("skipped: the openai-agents / pydantic-ai rows are not written yet (docs/batch.md)")
+        print(field_rows(min(args.rounds, 5)))
     return 0
 
 

@@ -35,6 +35,7 @@ NOT_RUN_CANCELLED = "not run: the batch was cancelled"
 INTERRUPTED = "interrupted while running; its effects are unknown"
 
 _HAS_CANCELLING = sys.version_info >= (3, 11)  # Task.cancelling()
+_current_task = asyncio.current_task
 
 _INTERRUPTED = _trusted_outcome(ActionStatus.ENV_ERROR, INTERRUPTED, True)
 
@@ -147,7 +148,7 @@ class RegistryBatchExecutor:
                 admitted = self._executor._admit(action)
                 if type(admitted) is not _CompiledTool:
                     return (admitted,)  # type: ignore[return-value]
-                task = asyncio.current_task()
+                task = _current_task()
                 if task is not None:
                     cancelling = task.cancelling  # type: ignore[attr-defined,unused-ignore]
                     before = cancelling()
