@@ -27,6 +27,7 @@ from polyloop.batch import INTERRUPTED, NOT_RUN_CANCELLED
 __all__ = [
     "BEHAVIOURS",
     "INTERRUPTED",
+    "LIVE",
     "NOT_RUN_CANCELLED",
     "STOPPING",
     "Harness",
@@ -38,6 +39,9 @@ __all__ = [
     "settle",
     "unknown",
 ]
+
+LIVE: list[Harness] = []
+"""Every harness built in this process, so a test's teardown can release them all."""
 
 SCHEMA = {
     "type": "object",
@@ -107,6 +111,7 @@ class Harness:
         self.mutate = False
         self.cancels_seen: dict[int, int] = {}
         self.error: BaseException | None = None
+        LIVE.append(self)
         spec = {"description": "gated", "parameters": SCHEMA, "handler": self.handler}
         self.registry = ToolRegistry(
             [
@@ -123,6 +128,18 @@ class Harness:
         )
         self.executor: RegistryBatchExecutor = self.registry.batch_executor(max_concurrency=cap)
         self.journal: Journal | None = Journal(self.trace) if journal else None
+
+    def release_everything(self) -> None:
+        """Open every gate and journal record, so no handler can keep a failed test waiting."""
+        for gate in self.gates.values():
+            gate.set()
+        if self.journal is not None:
+            for gate in (
+                *self.journal.started_gates.values(),
+                *self.journal.committed_gates.values(),
+            ):
+                gate.set()
+        self.open(*range(64))
 
     def gate(self, index: int) -> asyncio.Event:
         if index not in self.gates:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import pytest
+import pytest_asyncio
 from _batch_harness import (
     INTERRUPTED,
+    LIVE,
     NOT_RUN_CANCELLED,
     Harness,
     Stop,
@@ -45,6 +47,16 @@ pytestmark = pytest.mark.asyncio
 EXECUTED = ActionStatus.EXECUTED
 NOT_EXECUTED = ActionStatus.NOT_EXECUTED
 ENV_ERROR = ActionStatus.ENV_ERROR
+
+
+@pytest_asyncio.fixture(autouse=True)
+async def release_handlers() -> AsyncIterator[None]:
+    """After each test, even a failed one, open every gate: a handler that ignores cancellation
+    would otherwise keep the event loop's shutdown waiting forever (that is B14)."""
+    yield
+    while LIVE:
+        LIVE.pop().release_everything()
+    await settle()
 
 
 def assert_no_tasks_left() -> None:

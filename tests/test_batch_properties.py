@@ -17,6 +17,7 @@ from typing import Any
 
 from _batch_harness import (
     INTERRUPTED,
+    LIVE,
     NOT_RUN_CANCELLED,
     Harness,
     Stop,
@@ -194,6 +195,23 @@ async def drive(
 ) -> None:
     oracle = await sequential_oracle(calls)
     harness = Harness(cap=cap, journal=journal)
+    try:
+        await _drive(harness, calls, cap, order, cancel_at, journal, oracle)
+    finally:
+        harness.release_everything()  # a failed check must not leave a handler waiting
+        await settle()
+        LIVE.clear()
+
+
+async def _drive(
+    harness: Harness,
+    calls: Sequence[Call],
+    cap: int,
+    order: Sequence[int],
+    cancel_at: int | None,
+    journal: bool,
+    oracle: Sequence[ActionOutcome | None],
+) -> None:
     task = harness.start([call.action(index) for index, call in enumerate(calls)])
     await settle()
     check_invariants(harness, calls, cap)
@@ -271,6 +289,7 @@ def test_B4_B12_without_stops_outcomes_equal_execute_one_at_a_time(
         assert asyncio.all_tasks() == {asyncio.current_task()}
 
     asyncio.run(check())
+    LIVE.clear()
 
 
 @settings(max_examples=40, deadline=None)
@@ -302,6 +321,7 @@ def test_B18_concurrent_batches_equal_the_same_batches_one_after_the_other(
         assert asyncio.all_tasks() == {asyncio.current_task()}
 
     asyncio.run(check())
+    LIVE.clear()
 
 
 # ---- the state machine ------------------------------------------------------------------------
@@ -396,6 +416,10 @@ class BatchSchedule(RuleBasedStateMachine):
         try:
             self.run(end())
         finally:
+            if self.harness is not None:
+                self.harness.release_everything()
+                self.run(settle())
+            LIVE.clear()
             self.loop.close()
 
 
