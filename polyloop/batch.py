@@ -199,7 +199,6 @@ class _Batch:
         count = len(actions)
         self.count = count
         self.outcomes: list[ActionOutcome | None] = [None] * count
-        self.entered = [False] * count
         self.next = 0  # the first call neither started nor resolved
         self.committed = 0
         self.running: dict[asyncio.Task[None], int] = {}
@@ -314,7 +313,6 @@ class _Batch:
             # Entered next, with no await in between (B17); the scheduler may go on.
             self.pending_start = None
             self._wake()
-        self.entered[index] = True
         try:
             return await _run(entry, arguments)
         except BaseException as error:

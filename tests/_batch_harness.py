@@ -64,7 +64,8 @@ class Stop(BaseException):
 
 
 class Journal:
-    """A BatchJournal writing `("started", i)` / `("committed", i)` into the harness trace.
+    """A BatchJournal writing `("starting", i)`, `("started", i)` and `("committed", i)` into the
+    harness trace.
 
     `started_gates` make `started(i)` wait; `fail_started` / `fail_committed` make it raise.
     """
@@ -78,12 +79,14 @@ class Journal:
         self.fail_committed: dict[int, BaseException] = {}
 
     async def started(self, index: int, action: Action) -> None:
-        self.trace.append(("started", index))
+        # "starting" when asked, "started" once recorded: a started() that raised is no record.
+        self.trace.append(("starting", index))
         gate = self.started_gates.get(index)
         if gate is not None:
             await gate.wait()
         if index in self.fail_started:
             raise self.fail_started[index]
+        self.trace.append(("started", index))
 
     async def committed(self, index: int, outcome: ActionOutcome) -> None:
         gate = self.committed_gates.get(index)

@@ -86,6 +86,17 @@ calls_strategy = st.lists(
 )
 
 
+overlapping_calls = st.lists(
+    st.builds(
+        Call,
+        st.sampled_from((*KINDS, "safe", "safe", "safe", "ask_true")),
+        st.sampled_from(BEHAVIOURS),
+    ),
+    max_size=8,
+)
+"""Like `calls_strategy`, weighted towards concurrency-safe calls so that schedules overlap."""
+
+
 def check_invariants(harness: Harness, calls: Sequence[Call], cap: int) -> None:
     """B3, B6, B7, B9, B10, B17, B2 and "nothing entered after a stop", over the whole trace."""
     running: set[int] = set()
@@ -121,6 +132,54 @@ def check_invariants(harness: Harness, calls: Sequence[Call], cap: int) -> None:
             )
     committed = harness.events("committed")
     assert committed == list(range(len(committed))), f"B2: commits out of order: {committed}"
+
+
+def check_progress(
+    harness: Harness,
+    calls: Sequence[Call],
+    cap: int,
+    task: asyncio.Task[tuple[ActionOutcome, ...]],
+    cancelled: bool,
+) -> None:
+    """At a settled point (no journal record pending): B8, B14-B16 drains, and no early return.
+
+    Work-conserving (B8): unless the batch is stopping, the first accepted call not yet entered
+    is held back only by the cap or by exclusivity. After a cancellation or a handler's own
+    BaseException / non-str result, every handler still running was sent cancellation (B14-B16).
+    A finished batch has no handler still running.
+    """
+    running = harness.running()
+    if task.done():
+        assert not running, f"B14: the batch ended while {running} still ran"
+        return
+    entered = set(harness.events("enter"))
+    hard_stop = cancelled or any(
+        index in entered
+        and index not in running
+        and index not in harness.cancels_seen
+        and calls[index].do in ("nonstr", "base", "cancel_self")
+        for index in range(len(calls))
+    )
+    if hard_stop:
+        unsent = running - set(harness.cancels_seen)
+        assert not unsent, f"B14-B16: {unsent} still run and were never sent cancellation"
+        return
+    if any(event == "stop" for event, _ in harness.trace):
+        return  # an ENV_ERROR stop: nothing more enters, running calls finish (B13)
+    waiting = [
+        index
+        for index, call in enumerate(calls)
+        if call.kind not in REJECTED_KINDS and index not in entered
+    ]
+    if not waiting:
+        return
+    head = waiting[0]
+    held = (
+        len(running) >= cap
+        or any(calls[other].exclusive for other in running)
+        or (calls[head].exclusive and bool(running))
+    )
+    assert held, f"B8/B10: call {head} could enter but did not (running {running}, cap {cap})"
 
 
 def expected(
@@ -216,6 +275,8 @@ async def _drive(
     await settle()
     check_invariants(harness, calls, cap)
     cancelled = False
+    if len(calls) > 1 or journal:
+        check_progress(harness, calls, cap, task, cancelled)
     for step, index in enumerate(order):
         if task.done():
             break
@@ -225,9 +286,11 @@ async def _drive(
             cancelled = True
             await settle()
             check_invariants(harness, calls, cap)
+            check_progress(harness, calls, cap, task, cancelled)
         harness.open(index)
         await settle()
         check_invariants(harness, calls, cap)
+        check_progress(harness, calls, cap, task, cancelled)
     harness.open(*range(len(calls)))  # a handler that ignored its cancellation ends now
     await settle()
     assert task.done(), "B14: the batch did not end once every handler ended"
@@ -342,7 +405,7 @@ class BatchSchedule(RuleBasedStateMachine):
     def run(self, coroutine: Any) -> None:
         self.loop.run_until_complete(coroutine)
 
-    @initialize(calls=calls_strategy, cap=st.integers(1, 4), slow_journal=st.booleans())
+    @initialize(calls=overlapping_calls, cap=st.integers(1, 4), slow_journal=st.booleans())
     def start(self, calls: list[Call], cap: int, slow_journal: bool) -> None:
         self.calls, self.cap = calls, cap
 
@@ -390,7 +453,7 @@ class BatchSchedule(RuleBasedStateMachine):
         if self.harness is None or self.harness.journal is None:
             return []
         gates = self.harness.journal.started_gates
-        started = set(self.harness.events("started"))
+        started = set(self.harness.events("starting"))
         return [i for i, gate in gates.items() if i in started and not gate.is_set()]
 
     @invariant()
