@@ -55,6 +55,7 @@ _HEADINGS: dict[str, str] = dict(
             "7. Run requests",
             "8. Tool authors' checks",
             "9. Public API evolution",
+            "10. Batch dispatch",
         ),
         strict=True,
     )

@@ -1,10 +1,19 @@
 """polyloop: the tool layer of an agent loop.
 
-Tool specs, an immutable registry, a deliberately partial argument validator and the
-registry-derived executor that turns every tool call into an `ActionOutcome`.
+Tool specs, an immutable registry, a deliberately partial argument validator, the
+registry-derived executor that turns every tool call into an `ActionOutcome`, and the batch
+executor that runs one model turn's calls concurrently where safe, in model order.
 """
 
-from polyloop.ports import Action, ActionExecutor, ToolCall, plain_arguments
+from polyloop.batch import RegistryBatchExecutor
+from polyloop.ports import (
+    Action,
+    ActionExecutor,
+    BatchExecutor,
+    BatchJournal,
+    ToolCall,
+    plain_arguments,
+)
 from polyloop.session import RunRequest, SyntheticObservations, observation_for_history
 from polyloop.tools import (
     RegistryExecutor,
@@ -23,6 +32,9 @@ __all__ = [
     "ActionExecutor",
     "ActionOutcome",
     "ActionStatus",
+    "BatchExecutor",
+    "BatchJournal",
+    "RegistryBatchExecutor",
     "RegistryExecutor",
     "ReplayPolicy",
     "RunRequest",

@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping
 from enum import Enum
 from types import MappingProxyType
-from typing import Any
+from typing import Any, cast
 
 MAX_DEPTH = 64
 """Deepest nesting accepted in a tool's `parameters` (contract S4)."""
@@ -69,8 +69,8 @@ def _check_writable_int(value: int, path: str) -> None:
         int.__repr__(value)
     except ValueError:
         raise ValueError(
-            f"{path} is an integer of about {int(value.bit_length() * 0.30103)} digits, more than "
-            "json can write (Python's limit for integer-to-string conversion, "
+            f"{path} is an integer of about {int(int.bit_length(value) * 0.30103)} digits, "
+            "more than json can write (Python's limit for integer-to-string conversion, "
             "sys.get_int_max_str_digits()); write it as a string or a float"
         ) from None
 
@@ -89,7 +89,8 @@ def _freeze_json(value: object, path: str, depth: int, active: set[int]) -> Any:
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, int):
-        if value.bit_length() > _SAFE_INT_BITS:
+        # `int.bit_length`, not the value's own: a subclass may lie and slip past the check.
+        if int.bit_length(value) > _SAFE_INT_BITS:
             _check_writable_int(value, path)
         return value
     if isinstance(value, float):
@@ -153,16 +154,35 @@ _ATOMIC_IMMUTABLE = frozenset({str, int, float, bool, type(None), bytes, complex
 them."""
 
 
+def _deeply_immutable(value: object, depth: int = 0) -> bool:
+    """Whether nothing reachable from `value` can be mutated, so sharing it is as good as a copy
+    (an exact tuple or frozenset of immutable leaves, e.g. a tuple used as a mapping key)."""
+    kind = type(value)
+    if kind in _ATOMIC_IMMUTABLE or issubclass(kind, Enum):
+        return True
+    if (kind is tuple or kind is frozenset) and depth < MAX_ARGUMENT_DEPTH:
+        return all(_deeply_immutable(item, depth + 1) for item in cast("tuple[Any, ...]", value))
+    return False
+
+
 def _copy_leaf(value: object, path: str) -> Any:
     """A private copy of a non-JSON leaf, so neither its sender nor a handler can change it.
 
     Raises `TypeError` naming `path` when no private copy can be made (see `freeze_arguments`).
     """
     try:
-        if isinstance(value, (set, frozenset)):
-            copied: Any = frozenset(copy.deepcopy(list(value)))
-        elif isinstance(value, bytearray):
-            copied = bytes(value)
+        value.__class__  # noqa: B018  # an object whose __class__ raises is no data to keep
+    except Exception as exc:
+        raise TypeError(
+            f"{path} is a {type_label(value)} whose __class__ raised {type_label(exc)}; "
+            "send JSON data (dicts, lists, str, int, float, bool, None) instead"
+        ) from None
+    try:
+        kind = type(value)
+        if issubclass(kind, (set, frozenset)):
+            copied: Any = frozenset(copy.deepcopy(list(cast("frozenset[Any]", value))))
+        elif issubclass(kind, bytearray):
+            copied = bytes(cast(bytearray, value))
         else:
             copied = copy.deepcopy(value)
     except Exception as exc:
@@ -171,8 +191,9 @@ def _copy_leaf(value: object, path: str) -> Any:
             f"(copy.deepcopy raised {type_label(exc)}); a recorded call must own its arguments "
             "(E13), so send JSON data (dicts, lists, str, int, float, bool, None) instead"
         ) from None
-    if copied is value and type(value) not in _ATOMIC_IMMUTABLE and not isinstance(value, Enum):
-        # Enum members are singletons by design: the member itself is the value.
+    if copied is value and not _deeply_immutable(value):
+        # Enum members are singletons by design: the member itself is the value; an immutable
+        # tuple (a common mapping key) is its own best copy.
         raise TypeError(
             f"{path} is a {type_label(value)} that copy.deepcopy cannot copy (it returns the same "
             "object); a recorded call must own its arguments (E13), so send JSON data instead"
@@ -187,8 +208,11 @@ def _copy_key(key: object, path: str) -> Any:
 def _freeze_any(value: object, path: str, depth: int, active: set[int]) -> Any:
     if type(value) in _SCALAR_TYPES:
         return value
-    is_mapping = isinstance(value, Mapping)
-    if not is_mapping and not isinstance(value, (list, tuple)):
+    # Judged by the real type, never `isinstance`: that consults `__class__`, which an object
+    # may make raise (or lie); the leaf is then judged, and refused, by `_copy_leaf`.
+    kind = type(value)
+    is_mapping = issubclass(kind, Mapping)
+    if not is_mapping and not issubclass(kind, (list, tuple)):
         return _copy_leaf(value, path)
     if id(value) in active:
         raise ValueError(f"{path} refers back to one of its own containers (a reference cycle)")

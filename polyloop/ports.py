@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from polyloop._json import freeze_arguments, thaw, type_label
 from polyloop.types import ActionOutcome
 
-__all__ = ["Action", "ActionExecutor", "ToolCall", "plain_arguments"]
+__all__ = [
+    "Action",
+    "ActionExecutor",
+    "BatchExecutor",
+    "BatchJournal",
+    "ToolCall",
+    "plain_arguments",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,6 +64,38 @@ class ActionExecutor(Protocol):
 
     async def execute(self, action: Action) -> ActionOutcome:
         """Run `action` and describe what happened."""
+        ...
+
+    def parameters(self) -> Mapping[str, str]:
+        """Settings that a run must record to be reproducible."""
+        ...
+
+
+class BatchJournal(Protocol):
+    """The durable record a loop keeps of one model turn's calls (contract section 10).
+
+    `started(i, action)` comes immediately before call *i*'s handler is entered and
+    `committed(i, outcome)` once per call in model order, so after a crash a call with a
+    `started` and no `committed` is exactly one whose effects are unknown.
+    """
+
+    async def started(self, index: int, action: Action) -> None:
+        """Record that call `index` is about to run."""
+        ...
+
+    async def committed(self, index: int, outcome: ActionOutcome) -> None:
+        """Record call `index`'s final outcome."""
+        ...
+
+
+@runtime_checkable
+class BatchExecutor(Protocol):
+    """Anything that runs one model turn's actions and answers each in model order."""
+
+    async def execute_batch(
+        self, actions: Sequence[Action], journal: BatchJournal | None = None
+    ) -> tuple[ActionOutcome, ...]:
+        """Run `actions`; `out[i]` answers `actions[i]`."""
         ...
 
     def parameters(self) -> Mapping[str, str]:

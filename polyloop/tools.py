@@ -14,11 +14,14 @@ import types
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from polyloop._json import freeze_json, safe_repr, shorten, thaw, thaw_arguments, type_label
 from polyloop.ports import Action, ToolCall
 from polyloop.types import ActionOutcome, ActionStatus, ReplayPolicy, _trusted_outcome
+
+if TYPE_CHECKING:
+    from polyloop.batch import RegistryBatchExecutor
 
 __all__ = [
     "RegistryExecutor",
@@ -31,6 +34,9 @@ __all__ = [
 
 ToolHandler = Callable[[dict[str, Any]], Awaitable[str]]
 """An async callable taking the call's arguments (a fresh plain dict) and returning the text."""
+
+ConcurrencyClassifier = Callable[[Mapping[str, Any]], bool]
+"""A plain callable answering, from a call's read-only arguments, whether it may overlap others."""
 
 
 class ToolValidationError(ValueError):
@@ -101,10 +107,11 @@ _SLOT_TYPES = (types.WrapperDescriptorType, types.MethodWrapperType, types.Metho
 class ToolSpec:
     """Everything the library knows about one tool.
 
-    `handler` is the last field because new fields are only ever appended (0008 decision 1):
-    an insertion would silently change the meaning of positional calls elsewhere. The default
-    replay policy is `NEVER`, so a forgotten declaration costs one extra stop at recovery,
-    never a silently repeated side effect.
+    New fields are only ever appended (0008 decision 1): an insertion would silently change
+    the meaning of positional calls elsewhere. The default replay policy is `NEVER`, so a
+    forgotten declaration costs one extra stop at recovery, never a silently repeated side
+    effect; the default `concurrency_safe=False` likewise makes a forgotten declaration cost
+    only speed (the call runs alone), never a read racing a write (S6).
     """
 
     name: str
@@ -113,6 +120,7 @@ class ToolSpec:
     replay_policy: ReplayPolicy = ReplayPolicy.NEVER
     completes_run: bool = False
     handler: ToolHandler | None = None
+    concurrency_safe: bool | ConcurrencyClassifier = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str):
@@ -154,6 +162,19 @@ class ToolSpec:
                 raise TypeError(
                     f"ToolSpec.handler of tool {label} must be an async callable; "
                     f"{safe_repr(self.handler)} is not — declare it with `async def`"
+                )
+        safe = self.concurrency_safe
+        if type(safe) is not bool:
+            if not callable(safe) or isinstance(safe, bool):
+                raise TypeError(
+                    f"ToolSpec.concurrency_safe of tool {label} must be True, False or a plain "
+                    f"callable taking the call's arguments, got {type_label(safe)}"
+                )
+            if _is_async_callable(safe):
+                raise TypeError(
+                    f"ToolSpec.concurrency_safe of tool {label} must be a plain (not async) "
+                    f"callable; {safe_repr(safe)} is async — the scheduler needs its answer "
+                    "before it starts the call, so declare it with `def`"
                 )
 
 
@@ -501,6 +522,15 @@ class ToolRegistry:
         """An executor dispatching to these specs' handlers (every spec must have one)."""
         return RegistryExecutor(self)
 
+    def batch_executor(self, *, max_concurrency: int = 10) -> RegistryBatchExecutor:
+        """A batch executor running one model turn's calls on these handlers (R9, section 10).
+
+        `max_concurrency` caps how many handlers of one batch run at once.
+        """
+        from polyloop.batch import RegistryBatchExecutor
+
+        return RegistryBatchExecutor(self, max_concurrency=max_concurrency)
+
     def __len__(self) -> int:
         return len(self._specs)
 
@@ -600,6 +630,17 @@ class RegistryExecutor:
         Only `ToolEnvironmentError` becomes ENV_ERROR and only `Exception` is caught:
         cancellation and interpreter exits must reach the caller untouched.
         """
+        admitted = self._admit(action)
+        if type(admitted) is not _CompiledTool:
+            return admitted  # type: ignore[return-value]
+        return await _run(admitted, action.tool_call.arguments)  # type: ignore[union-attr]
+
+    def _admit(self, action: Action) -> ActionOutcome | _CompiledTool:
+        """The rejection outcome of `action` (E1, E2), or the compiled tool that accepts it.
+
+        Split from running so the batch executor decides every call exactly as `execute` does
+        (B4) while scheduling the handlers itself.
+        """
         if not isinstance(action, Action):
             raise TypeError(f"execute(action) takes an Action, got {type_label(action)}")
         call = action.tool_call
@@ -612,28 +653,36 @@ class RegistryExecutor:
         problem = entry.problem(call.arguments)
         if problem is not None:
             return _outcome(ActionStatus.NOT_EXECUTED, problem, True)
-        handler = entry.handler
-        assert handler is not None
-        try:
-            result = await handler(thaw_arguments(call.arguments))
-        except ToolEnvironmentError as exc:
-            text = _exception_text(exc)
-            if text is None:
-                text = f"{_exception_name(exc)}: {_STR_FAILED}"
-            return _outcome(ActionStatus.ENV_ERROR, text, False)
-        except Exception as exc:
-            text = _exception_text(exc)
-            return _outcome(
-                ActionStatus.EXECUTED,
-                f"{_exception_name(exc)}: {_STR_FAILED if text is None else text}",
-                False,
+        return entry
+
+
+async def _run(entry: _CompiledTool, arguments: Mapping[str, Any]) -> ActionOutcome:
+    """Await an accepted call's handler on its own plain copy of the arguments (E3–E5, E9, E13).
+
+    Only `Exception` is caught: cancellation and interpreter exits reach the caller untouched.
+    """
+    handler = entry.handler
+    assert handler is not None
+    try:
+        result = await handler(thaw_arguments(arguments))
+    except ToolEnvironmentError as exc:
+        text = _exception_text(exc)
+        if text is None:
+            text = f"{_exception_name(exc)}: {_STR_FAILED}"
+        return _outcome(ActionStatus.ENV_ERROR, text, False)
+    except Exception as exc:
+        text = _exception_text(exc)
+        return _outcome(
+            ActionStatus.EXECUTED,
+            f"{_exception_name(exc)}: {_STR_FAILED if text is None else text}",
+            False,
+        )
+    if type(result) is not str:
+        # issubclass, not isinstance: an object whose `__class__` claims `str` is not one.
+        if not issubclass(type(result), str):
+            raise TypeError(
+                f"the handler of tool {entry.label} returned {type_label(result)}, "
+                "not str: a handler must return the observation text"
             )
-        if type(result) is not str:
-            # issubclass, not isinstance: an object whose `__class__` claims `str` is not one.
-            if not issubclass(type(result), str):
-                raise TypeError(
-                    f"the handler of tool {entry.label} returned {type_label(result)}, "
-                    "not str: a handler must return the observation text"
-                )
-            result = str.__str__(result)
-        return _outcome(ActionStatus.EXECUTED, result, False)
+        result = str.__str__(result)
+    return _outcome(ActionStatus.EXECUTED, result, False)

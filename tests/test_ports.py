@@ -131,3 +131,48 @@ def test_ports_action_executor_is_a_runtime_checkable_protocol() -> None:
     assert not isinstance(object(), ActionExecutor)
     assert inspect.iscoroutinefunction(ActionExecutor.execute)
     assert not inspect.iscoroutinefunction(ActionExecutor.parameters)
+
+
+# ---- edge cases found in the core (issue 19) -------------------------------------------------
+
+
+class _HiddenClass:
+    """An object whose `__class__` raises: `isinstance` on it raises too."""
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:  # type: ignore[override]
+        raise RuntimeError("no class for you")
+
+
+@pytest.mark.parametrize(
+    "arguments,path",
+    [
+        ({"a": _HiddenClass()}, "arguments['a']"),
+        ({"a": [1, {"b": _HiddenClass()}]}, "arguments['a'][1]['b']"),
+        ([_HiddenClass()], "arguments[0]"),
+    ],
+)
+def test_ports_an_argument_whose_class_raises_is_a_type_error_naming_its_path(
+    arguments: object, path: str
+) -> None:
+    with pytest.raises(TypeError) as info:
+        ToolCall(name="t", arguments=arguments)
+    assert str(info.value).startswith(f"{path} is a _HiddenClass whose __class__ raised")
+
+
+@pytest.mark.parametrize(
+    "key",
+    [("a", 1), ("a", ("b", 2.5, None)), (), frozenset({"x", "y"}), ("a", frozenset({1}))],
+    ids=repr,
+)
+def test_ports_an_immutable_tuple_key_is_kept_not_refused(key: object) -> None:
+    call = ToolCall(name="t", arguments={key: "v", "k": 1})
+    assert call.arguments == {key: "v", "k": 1}
+    assert thaw(call.arguments) == {key: "v", "k": 1}
+
+
+def test_ports_a_mutable_object_deepcopy_cannot_copy_is_still_refused() -> None:
+    import threading
+
+    with pytest.raises(TypeError, match=r"arguments\['lock'\].*no private copy"):
+        ToolCall(name="t", arguments={"lock": threading.Lock()})

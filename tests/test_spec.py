@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
+import json
 import math
 from collections.abc import Mapping, MutableMapping
 
@@ -21,10 +23,18 @@ from _helpers import (
 from hypothesis import given
 from hypothesis import strategies as st
 
-from polyloop import ReplayPolicy, ToolSpec
+from polyloop import ReplayPolicy, ToolRegistry, ToolSpec
 
 WHITESPACE = [chr(c) for c in range(0x3001) if chr(c).isspace()]
-FIELDS = ("name", "description", "parameters", "replay_policy", "completes_run", "handler")
+FIELDS = (
+    "name",
+    "description",
+    "parameters",
+    "replay_policy",
+    "completes_run",
+    "handler",
+    "concurrency_safe",
+)
 
 
 def spec(**overrides: object) -> ToolSpec:
@@ -44,7 +54,7 @@ json_schemas = st.dictionaries(st.text(max_size=6), json_values, max_size=5)
 # ---- S1 ----------------------------------------------------------------------------------
 
 
-def test_S1_fields_in_contract_order_handler_last() -> None:
+def test_S1_fields_in_contract_order_concurrency_safe_appended_last() -> None:
     assert tuple(f.name for f in dataclasses.fields(ToolSpec)) == FIELDS
 
 
@@ -53,6 +63,7 @@ def test_S1_defaults_are_never_not_completing_no_handler() -> None:
     assert minimal.replay_policy is ReplayPolicy.NEVER
     assert minimal.completes_run is False
     assert minimal.handler is None
+    assert minimal.concurrency_safe is False
 
 
 def test_S1_positional_construction_raises_type_error() -> None:
@@ -273,3 +284,90 @@ def test_S5_sync_handler_raises_type_error_naming_tool_and_async_def(handler: ob
 @pytest.mark.parametrize("handler", list(ASYNC_HANDLERS.values()), ids=list(ASYNC_HANDLERS))
 def test_S5_async_handlers_accepted(handler: object) -> None:
     assert spec(handler=handler).handler is handler
+
+
+# ---- S6 ----------------------------------------------------------------------------------
+
+
+def _classifier(arguments: Mapping[str, object]) -> bool:
+    return arguments.get("mode") == "read"
+
+
+class _SyncClassifier:
+    def __call__(self, arguments: Mapping[str, object]) -> bool:
+        return True
+
+
+class _AsyncClassifier:
+    async def __call__(self, arguments: Mapping[str, object]) -> bool:
+        return True
+
+
+async def _async_classifier(arguments: Mapping[str, object]) -> bool:
+    return True
+
+
+CLASSIFIERS: dict[str, object] = {
+    "true": True,
+    "false": False,
+    "function": _classifier,
+    "lambda": lambda arguments: True,
+    "partial": functools.partial(_classifier),
+    "sync-call-object": _SyncClassifier(),
+}
+NOT_CLASSIFIERS: dict[str, object] = {
+    "none": None,
+    "one": 1,
+    "zero": 0,
+    "string": "yes",
+    "list": [True],
+    "async-def": _async_classifier,
+    "async-call-object": _AsyncClassifier(),
+    "partial-of-async": functools.partial(_async_classifier),
+}
+
+
+@pytest.mark.parametrize("value", list(CLASSIFIERS.values()), ids=list(CLASSIFIERS))
+def test_S6_bool_or_plain_callable_accepted_and_kept(value: object) -> None:
+    assert spec(concurrency_safe=value).concurrency_safe is value
+
+
+@pytest.mark.parametrize("value", list(NOT_CLASSIFIERS.values()), ids=list(NOT_CLASSIFIERS))
+def test_S6_anything_else_raises_type_error_naming_the_tool(value: object) -> None:
+    with pytest.raises(TypeError) as info:
+        spec(name="run_shell", concurrency_safe=value)
+    message = str(info.value)
+    assert "run_shell" in message
+    assert "concurrency_safe" in message
+
+
+def test_S6_async_classifier_message_says_use_def() -> None:
+    with pytest.raises(TypeError, match="not async"):
+        spec(concurrency_safe=_async_classifier)
+
+
+def test_S6_field_never_reaches_the_model_schema() -> None:
+    """R5: the appended field changes nothing the model sees, byte for byte."""
+    plain = ToolRegistry([spec()])
+    marked = ToolRegistry([spec(concurrency_safe=_classifier)])
+    assert json.dumps(plain.schema_for_model()) == json.dumps(marked.schema_for_model())
+    assert plain != marked  # the specs differ; only the projection is the same
+
+
+# ---- S4 edge case (issue 19) ------------------------------------------------------------------
+
+
+class _LyingInt(int):
+    """An int subclass whose `bit_length` claims it is tiny."""
+
+    def bit_length(self) -> int:
+        return 1
+
+
+def test_S4_an_int_lying_about_its_size_is_still_refused_naming_the_path() -> None:
+    huge = _LyingInt(10**5000)
+    with pytest.raises(ValueError) as info:
+        spec(parameters={"type": "object", "properties": {"n": {"maximum": huge}}})
+    message = str(info.value)
+    assert message.startswith("parameters['properties']['n']['maximum'] is an integer of about")
+    assert "5000 digits" in message

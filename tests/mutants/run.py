@@ -73,6 +73,8 @@ PATH_FUNCTIONS = {
         "_exception_text",
         "_exception_name",
         "RegistryExecutor.execute",
+        "RegistryExecutor._admit",
+        "_run",
         "RegistryExecutor.parameters",
         "RegistryExecutor.registry",
     },
