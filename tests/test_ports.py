@@ -163,7 +163,7 @@ def test_ports_an_argument_whose_class_raises_is_a_type_error_naming_its_path(
 @pytest.mark.parametrize(
     "key",
     [("a", 1), ("a", ("b", 2.5, None)), (), frozenset({"x", "y"}), ("a", frozenset({1}))],
-    ids=repr,
+    ids=["pair", "nested", "empty", "frozenset", "tuple-with-frozenset"],
 )
 def test_ports_an_immutable_tuple_key_is_kept_not_refused(key: object) -> None:
     call = ToolCall(name="t", arguments={key: "v", "k": 1})
