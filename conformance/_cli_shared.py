@@ -46,8 +46,18 @@ class _ProgressLine:
 def _progress(text: str, end: str = "\n") -> None:
     """A progress line on stderr; a stderr that cannot take it (a full disk) costs the
     progress, never the run or its report."""
-    with contextlib.suppress(OSError, ValueError):
+    try:
         print(text, end=end, file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        drop_stderr()
+
+
+def drop_stderr() -> None:
+    """Send the rest of stderr to the null device. A failed write leaves its text in the
+    stream's buffer, and the interpreter's last flush at exit would fail again and turn the
+    exit status into 120 (seen on 3.10), hiding the run's own status."""
+    with contextlib.suppress(OSError):
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives to exit
 
 
 def _output_summary(report: Report, lines_per_clause: int = 5) -> str:

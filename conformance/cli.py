@@ -55,6 +55,7 @@ from conformance._cli_shared import (
     _ProgressLine,
     _tools_where,
     _write_reports,
+    drop_stderr,
 )
 from conformance._core.hypo import DEFAULT_PROFILE
 from conformance._core.limits import EXECUTE_DEADLINE, HANDLER_DEADLINE, TOOL_TIMEOUT
@@ -373,8 +374,10 @@ def _terminated_on_sigterm() -> Iterator[None]:
 
 
 def _usage_error(message: str) -> int:
-    with contextlib.suppress(OSError, ValueError):  # stderr itself may be the full device
-        print(f"{_PROG}: error: {message}", file=sys.stderr)
+    try:
+        print(f"{_PROG}: error: {message}", file=sys.stderr, flush=True)
+    except (OSError, ValueError):  # stderr itself may be the full device
+        drop_stderr()
     return 2
 
 
