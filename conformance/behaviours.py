@@ -30,6 +30,9 @@ __all__ = [
     "ENVIRONMENT_LIKE_ERROR_KINDS",
     "ERROR_KINDS",
     "HANDLER_NAME",
+    "HOSTILE_ERROR_KINDS",
+    "HOSTILE_NON_STR_KINDS",
+    "HOSTILE_STR_RAISES_KINDS",
     "NON_STR_KINDS",
     "OPAQUE_RESULT",
     "STR_RAISES_KINDS",
@@ -93,13 +96,22 @@ class _PrintAbort(BaseException):
 
 STR_RAISES_KINDS: Mapping[str, Callable[[], BaseException]] = {
     "RuntimeError": lambda: RuntimeError("this exception cannot be printed"),
+    "ValueError": lambda: ValueError("this exception cannot be printed"),
+}
+"""What an E12 exception's ``__str__`` raises at ``core``/``strict``: an ``Exception``."""
+
+HOSTILE_STR_RAISES_KINDS: Mapping[str, Callable[[], BaseException]] = {
     "SystemExit": lambda: SystemExit(3),
     "GeneratorExit": GeneratorExit,
     "BaseException": lambda: _PrintAbort("this exception cannot be printed"),
 }
-"""What the ``__str__`` of an E12 exception raises. Not only Exceptions: an executor that guards
-``str(exc)`` with ``except Exception`` lets a SystemExit from ``__str__`` crash ``execute``, and
-that is the exception object's fault, not a request to stop."""
+"""Level ``hardened`` only: a ``__str__`` raising a BaseException (polyloop still gives an
+outcome; ``except Exception`` around ``str(exc)`` conforms at ``strict``)."""
+
+
+def _str_raises(kind: str) -> BaseException:
+    factory = STR_RAISES_KINDS.get(kind) or HOSTILE_STR_RAISES_KINDS[kind]
+    return factory()
 
 
 class UnprintableError(Exception):
@@ -110,7 +122,7 @@ class UnprintableError(Exception):
         self.raises = raises
 
     def __str__(self) -> str:
-        raise STR_RAISES_KINDS[self.raises]()
+        raise _str_raises(self.raises)
 
 
 class UnprintableEnvironmentError(ToolEnvironmentError):
@@ -121,7 +133,7 @@ class UnprintableEnvironmentError(ToolEnvironmentError):
         self.raises = raises
 
     def __str__(self) -> str:
-        raise STR_RAISES_KINDS[self.raises]()
+        raise _str_raises(self.raises)
 
 
 class NonStrMessageError(Exception):
@@ -214,9 +226,13 @@ ERROR_KINDS: Mapping[str, Callable[[str], Exception]] = {
     "RuntimeError from OSError": _with_cause,
     "LookupError during KeyError": _with_context,
     "ExceptionGroup": _exception_group,
-    "NamelessError (its metaclass hides __name__)": NamelessError,
 }
 """Ordinary exceptions for E4: kind -> constructor taking the message."""
+
+HOSTILE_ERROR_KINDS: Mapping[str, Callable[[str], Exception]] = {
+    "NamelessError (its metaclass hides __name__)": NamelessError,
+}
+"""Level ``hardened`` only: exception classes that lie about themselves (E4)."""
 
 ENVIRONMENT_LIKE_ERROR_KINDS: Mapping[str, Callable[[str], Exception]] = {
     "ValueError": ValueError,
@@ -276,14 +292,17 @@ CLAIMS_STR = _ClaimsStr()
 NON_STR_KINDS: Mapping[str, Callable[[], object]] = {
     "None": lambda: None,
     "int": lambda: 42,
+    "float": lambda: 1.5,
     "bool": lambda: True,
     "bytes": lambda: b"bytes are not text",
     "list": lambda: ["a", "list"],
     "dict": lambda: {"content": "a dict"},
     "object": lambda: OPAQUE_RESULT,
-    "claims str": lambda: CLAIMS_STR,
 }
-"""Non-str return values for E9."""
+"""Non-str return values of honest types for E9 (a str subclass is a str, so not here)."""
+
+HOSTILE_NON_STR_KINDS: Mapping[str, Callable[[], object]] = {"claims str": lambda: CLAIMS_STR}
+"""Level ``hardened`` only: a non-str whose ``__class__`` claims ``str`` (E9)."""
 
 
 @dataclass(kw_only=True, eq=False)
@@ -300,6 +319,7 @@ class HandlerCall:
     shares with the argument."""
     plain: bool
     """Whether that argument was a plain dict with only dicts/lists/JSON scalars inside."""
+    release: asyncio.Future[Any] | None = None  # `Suspend.finish`: resolved as the kit cancels
     state: str = "running"
     """``running``, ``suspended``, ``returned``, ``raised`` or ``cancelled``."""
     raised: BaseException | None = None
@@ -371,7 +391,11 @@ class RaiseError(Behaviour):
     message: str
 
     def build(self) -> Exception:
-        factory = ERROR_KINDS.get(self.kind) or ENVIRONMENT_LIKE_ERROR_KINDS[self.kind]
+        factory = (
+            ERROR_KINDS.get(self.kind)
+            or HOSTILE_ERROR_KINDS.get(self.kind)
+            or ENVIRONMENT_LIKE_ERROR_KINDS[self.kind]
+        )
         return factory(self.message)
 
     def describe(self) -> str:
@@ -420,14 +444,24 @@ class RaiseBaseException(Behaviour):
 
 @dataclass(frozen=True, kw_only=True)
 class Suspend(Behaviour):
-    """Suspend forever, until cancelled (E6)."""
+    """Suspend forever, until cancelled (E6). With `finish`, the kit also releases the handler
+    in the very loop iteration in which it cancels the call, so the handler's result and the
+    cancellation arrive together: ``asyncio.wait_for`` on 3.10/3.11 then returns the result
+    and swallows the cancellation (found black-box by timing luck; here deterministic)."""
+
+    finish: bool = False
 
     def describe(self) -> str:
+        if self.finish:
+            return "suspends, and returns 'late' in the loop iteration the kit cancels the call"
         return "suspends until cancelled"
 
     async def run(self, arguments: Any, call: HandlerCall) -> Any:
         call.state = "suspended"
-        await asyncio.get_running_loop().create_future()
+        release: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        if self.finish:
+            call.release = release
+        return await release
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -440,7 +474,7 @@ class ReturnNonStr(Behaviour):
         return f"returns a {self.kind} instead of a str"
 
     async def run(self, arguments: Any, call: HandlerCall) -> Any:
-        return NON_STR_KINDS[self.kind]()
+        return (NON_STR_KINDS.get(self.kind) or HOSTILE_NON_STR_KINDS[self.kind])()
 
 
 @dataclass(frozen=True, kw_only=True)

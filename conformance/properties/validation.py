@@ -207,8 +207,12 @@ def check_V2(trial: Trial, scenario: Scenario) -> None:
     ]
     if len(named) < min(len(visible), 20):
         raise violation(
-            f"the rejection names {len(named)} of the {len(visible)} visible "
-            f"tools; it must name {min(len(visible), 20)}",
+            f"the rejection names {len(named)} of the {len(visible)} visible tools; it must "
+            + (
+                f"name all {len(visible)}"
+                if len(visible) <= 20
+                else "name 20 of them (the first 20, then a count of the rest)"
+            ),
             expectation,
             observed,
         )

@@ -576,6 +576,8 @@ class StrSystemExitEscapes(ZooExecutor):
     The mutants of ``_exception_text`` that narrow ``except BaseException`` to ``except
     Exception``."""
 
+    LEVEL = "hardened"
+
     VIOLATES: ClassVar[tuple[str, ...]] = ("E12",)
 
     def exception_str(self, exc: Exception) -> str | None:
@@ -591,6 +593,8 @@ class ExceptionNameCrashes(ZooExecutor):
 
     The mutants of ``_exception_name`` that read ``type(exc).__name__`` unguarded."""
 
+    LEVEL = "hardened"
+
     VIOLATES: ClassVar[tuple[str, ...]] = ("E4",)
 
     def exception_name(self, exc: Exception) -> str:
@@ -603,6 +607,8 @@ class ClaimedStrAccepted(ZooExecutor):
 
     The mutants of ``RegistryExecutor.execute`` that test the result with ``isinstance``
     instead of ``issubclass(type(result), str)``."""
+
+    LEVEL = "hardened"
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("E9",)
 
@@ -620,6 +626,8 @@ class NonJsonLeavesShared(ZooExecutor):
     The mutants of ``thaw``/``thaw_arguments``/``_copy_leaf`` that skip the deep copy of such
     leaves."""
 
+    LEVEL = "hardened"
+
     VIOLATES: ClassVar[tuple[str, ...]] = ("E13",)
 
     def handler_arguments(self, call: ToolCall) -> object:
@@ -632,6 +640,8 @@ class HostileKeyCrashesValidation(ZooExecutor):
 
     The mutants of ``_CompiledTool.problem`` that drop the guard around the checks and of
     ``_plain_key`` that compare keys with their own ``__eq__``."""
+
+    LEVEL = "hardened"
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("E2",)
 
@@ -693,6 +703,8 @@ class NonJsonLeavesAsText(ZooExecutor):
     The ``thaw`` mutants that turn every leaf into a set (``if not type(value) is
     frozenset``): E8's calls hold JSON only, so E13 must judge the hand-over itself."""
 
+    LEVEL = "hardened"
+
     VIOLATES: ClassVar[tuple[str, ...]] = ("E13",)
 
     def handler_arguments(self, call: ToolCall) -> object:
@@ -705,6 +717,8 @@ class NonJsonLeavesNeverHandedOver(ZooExecutor):
 
     The ``thaw`` mutants whose comparison of types raises (``type(value) > frozenset``): the
     ``TypeError`` is caught around the handler call, which never happens."""
+
+    LEVEL = "hardened"
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("E13",)
 
@@ -720,6 +734,8 @@ class FlatCallsShareObjectKeys(ZooExecutor):
     mutation of it reaches the recorded call (E13).
 
     The ``thaw_arguments`` mutants ``type(key) is not str`` -> ``is str`` / ``== str``."""
+
+    LEVEL = "hardened"
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("E13",)
 
