@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import sys
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -136,7 +137,10 @@ def check_E6(trial: Trial, scenario: Scenario) -> None:
                 observed,
                 "cancelling execute while the handler waited",
             )
-        elif CANCEL_MESSAGE not in observed.raised.args:
+        elif CANCEL_MESSAGE not in observed.raised.args and sys.version_info >= (3, 11):
+            # 3.10: awaiting a cancelled task raises a fresh CancelledError without the
+            # message, so a correct task-per-call executor cannot keep it (the oracle's
+            # same_exception makes the same allowance white-box).
             raise violation(
                 "cancelling execute with a message raised a CancelledError without it "
                 f"(args {observed.raised.args!r}): not the kit's cancellation, unchanged",

@@ -13,7 +13,7 @@ them. The kit's own unusual-but-correct zoo entries are certified in ``test_zoo.
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -36,15 +36,9 @@ def _files(kind: str) -> list[Path]:
 
 
 def _load(path: Path) -> ModuleType:
-    name = f"specificity_{path.parent.name}_{path.stem}"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None, path
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    """The module, imported as part of its package (``specificity.correct.plain``): the
+    executors share helpers through relative imports."""
+    return importlib.import_module(f"specificity.{path.parent.name}.{path.stem}")
 
 
 def _params(kind: str, seeds: tuple[int, ...] = (0,)) -> list[Any]:
