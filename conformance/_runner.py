@@ -380,10 +380,14 @@ class Trial:
             item.concurrent_calls = every
         return observed
 
-    def inspect(self, tools: Sequence[Any], look: Callable[[Any], Any]) -> Any:
+    def inspect(
+        self, tools: Sequence[Any], look: Callable[[Any], Any], around: Step | None = None
+    ) -> Any:
         """``look(executor)`` on the kit's loop thread, for an executor built as for a run
         (white-box: from the factory, over a registry of `tools`; black-box: the executor).
-        None when it did not finish within the deadline."""
+        With `around`, ``(look before, look after)`` executing that step in between (E15:
+        ``parameters()`` must not change once ``execute`` ran). None when it did not finish
+        within the deadline."""
         box: list[Any] = []
         script = Script()
 
@@ -391,6 +395,9 @@ class Trial:
             executor = await self._executor_for(tools, script)
             touch()
             box.append(look(executor))
+            if around is not None:
+                await _execute(executor, around.action, self.deadline)
+                box[0] = (box[0], look(executor))
 
         finished = self._run_job(job, self.deadline + GRACE)
         if finished is not None and finished.escaped is None and finished.raised is not None:

@@ -20,6 +20,13 @@ from typing import Any
 
 from conformance._core.data import arguments_key, fingerprint, is_plain_json, mutate_in_place
 from conformance._core.data import thaw as plain_copy
+from conformance._core.liars import (
+    CLAIMS_STR,
+    HOSTILE_ERROR_KINDS,
+    HOSTILE_NON_STR_KINDS,
+    HOSTILE_STR_RAISES_KINDS,
+    NamelessError,
+)
 from conformance._core.text import type_name
 from polyloop import ToolEnvironmentError, ToolValidationError
 
@@ -39,9 +46,11 @@ __all__ = [
     "BackendUnavailable",
     "Behaviour",
     "ConformanceAbort",
+    "EchoArguments",
     "HandlerBug",
     "HandlerCall",
     "MutateArguments",
+    "NamelessError",
     "RaiseBaseException",
     "RaiseEnvironmentError",
     "RaiseError",
@@ -89,24 +98,11 @@ class ConformanceAbort(BaseException):
     kit; real KeyboardInterrupt is also exercised, inside the kit's event-loop thread."""
 
 
-class _PrintAbort(BaseException):
-    """A BaseException that is neither an Exception nor SystemExit/GeneratorExit, raised by an
-    exception's ``__str__`` (E12)."""
-
-
 STR_RAISES_KINDS: Mapping[str, Callable[[], BaseException]] = {
     "RuntimeError": lambda: RuntimeError("this exception cannot be printed"),
     "ValueError": lambda: ValueError("this exception cannot be printed"),
 }
 """What an E12 exception's ``__str__`` raises at ``core``/``strict``: an ``Exception``."""
-
-HOSTILE_STR_RAISES_KINDS: Mapping[str, Callable[[], BaseException]] = {
-    "SystemExit": lambda: SystemExit(3),
-    "GeneratorExit": GeneratorExit,
-    "BaseException": lambda: _PrintAbort("this exception cannot be printed"),
-}
-"""Level ``hardened`` only: a ``__str__`` raising a BaseException (polyloop still gives an
-outcome; ``except Exception`` around ``str(exc)`` conforms at ``strict``)."""
 
 
 def _str_raises(kind: str) -> BaseException:
@@ -191,19 +187,6 @@ def _exception_group(message: str) -> Exception:
     return built
 
 
-class _NamelessMeta(type):
-    """A metaclass whose ``__name__`` raises, so ``type(exc).__name__`` raises (E4)."""
-
-    @property
-    def __name__(cls) -> str:  # type: ignore[override]
-        raise RuntimeError("this exception class hides its __name__")
-
-
-class NamelessError(Exception, metaclass=_NamelessMeta):
-    """An ordinary exception whose class's ``__name__`` raises: E4 still wants its real name,
-    ``NamelessError`` (read as ``vars(type)["__name__"]`` does), not a crash."""
-
-
 def _json_decode_error(message: str) -> Exception:
     return json.JSONDecodeError(message or "Expecting value", "{", 1)
 
@@ -228,11 +211,6 @@ ERROR_KINDS: Mapping[str, Callable[[str], Exception]] = {
     "ExceptionGroup": _exception_group,
 }
 """Ordinary exceptions for E4: kind -> constructor taking the message."""
-
-HOSTILE_ERROR_KINDS: Mapping[str, Callable[[str], Exception]] = {
-    "NamelessError (its metaclass hides __name__)": NamelessError,
-}
-"""Level ``hardened`` only: exception classes that lie about themselves (E4)."""
 
 ENVIRONMENT_LIKE_ERROR_KINDS: Mapping[str, Callable[[str], Exception]] = {
     "ValueError": ValueError,
@@ -274,21 +252,6 @@ OPAQUE_RESULT = _OpaqueResult()
 """The one opaque result every ``ReturnNonStr("object")`` returns (it holds no state)."""
 
 
-class _ClaimsStr:
-    """A non-str whose ``__class__`` property claims ``str``: ``isinstance(result, str)`` is
-    True, so an executor that trusts it fails later, in a TypeError that names no tool (E9)."""
-
-    @property  # type: ignore[misc]
-    def __class__(self) -> type:
-        return str
-
-    def __repr__(self) -> str:
-        return "<an object whose __class__ claims str>"
-
-
-CLAIMS_STR = _ClaimsStr()
-"""The one lying result every ``ReturnNonStr("claims str")`` returns (it holds no state)."""
-
 NON_STR_KINDS: Mapping[str, Callable[[], object]] = {
     "None": lambda: None,
     "int": lambda: 42,
@@ -300,9 +263,6 @@ NON_STR_KINDS: Mapping[str, Callable[[], object]] = {
     "object": lambda: OPAQUE_RESULT,
 }
 """Non-str return values of honest types for E9 (a str subclass is a str, so not here)."""
-
-HOSTILE_NON_STR_KINDS: Mapping[str, Callable[[], object]] = {"claims str": lambda: CLAIMS_STR}
-"""Level ``hardened`` only: a non-str whose ``__class__`` claims ``str`` (E9)."""
 
 
 @dataclass(kw_only=True, eq=False)
@@ -360,6 +320,27 @@ class ReturnText(Behaviour):
 
     async def run(self, arguments: Any, call: HandlerCall) -> Any:
         return self.text
+
+
+@dataclass(frozen=True, kw_only=True)
+class EchoArguments(Behaviour):
+    """Yield to the event loop `times` times, then return the arguments it received as JSON
+    text (E11: an executor that shares one argument buffer between concurrent calls shows)."""
+
+    times: int = 2
+
+    def describe(self) -> str:
+        return f"yields {self.times}x, then returns its arguments as JSON text"
+
+    async def run(self, arguments: Any, call: HandlerCall) -> Any:
+        for _ in range(self.times):
+            await asyncio.sleep(0)
+        return echo_text(arguments)
+
+
+def echo_text(arguments: Any) -> str:
+    """The text `EchoArguments` returns for these arguments (the oracle's expectation too)."""
+    return json.dumps(plain_copy(arguments), sort_keys=True, default=repr)
 
 
 @dataclass(frozen=True, kw_only=True)

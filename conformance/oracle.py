@@ -257,6 +257,15 @@ def _dispatch_alternatives(
     final = behaviour.final
     if isinstance(final, bh.ReturnText):
         return _passed_on("E5", ActionStatus.EXECUTED, final.text, calls)
+    if isinstance(final, bh.EchoArguments):  # its text depends on what the handler got (E8)
+        return (
+            Expected(
+                clause="E5",
+                statuses=frozenset({ActionStatus.EXECUTED}),
+                synthetic=False,
+                handler_calls=calls,
+            ),
+        )
     if isinstance(final, bh.RaiseEnvironmentError):
         return _passed_on("E3", ActionStatus.ENV_ERROR, str(final.build()), calls)
     if isinstance(final, bh.RaiseError):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import inspect
 import sys
 from collections.abc import Mapping
 from dataclasses import replace
@@ -17,6 +16,7 @@ from conformance.behaviours import (
     ENVIRONMENT_LIKE_ERROR_KINDS,
     ERROR_KINDS,
     STR_RAISES_KINDS,
+    EchoArguments,
     RaiseBaseException,
     RaiseEnvironmentError,
     RaiseError,
@@ -38,6 +38,8 @@ from conformance.properties.scenarios import (
     twice,
 )
 from conformance.properties.scenarios import call as _call
+from conformance.properties.shape import executor_problem as _executor_problem
+from conformance.properties.shape import parameters_of as _parameters_of
 from conformance.properties.shared import (
     handler_exception_escaped,
     handler_outcome,
@@ -56,9 +58,7 @@ from polyloop import (
     Action,
     ActionOutcome,
     ActionStatus,
-    RegistryExecutor,
     ReplayPolicy,
-    ToolRegistry,
 )
 
 
@@ -398,60 +398,6 @@ def check_E14(trial: Trial, scenario: Scenario) -> None:
     )
 
 
-def _executor_problem(executor: Any, names: tuple[str, ...] | None) -> str | None:
-    """Why `executor` is not an ActionExecutor (E15), or None. `names` are the tools of the
-    registry a RegistryExecutor must report, None when unknown."""
-    kind = type(executor).__name__
-    execute = getattr(executor, "execute", None)
-    if not inspect.iscoroutinefunction(execute):
-        return f"{kind}.execute is not a coroutine function (async def)"
-    parameters = getattr(executor, "parameters", None)
-    if parameters is None:
-        return f"{kind} has no parameters() method"
-    if not callable(parameters):
-        return f"{kind}.parameters is a {type(parameters).__name__}, not a method"
-    seen = []
-    for _ in range(2):
-        try:
-            value = parameters()
-        except Exception as exc:
-            return f"{kind}.parameters() raised {type(exc).__name__}: {exc}"
-        if not isinstance(value, Mapping):
-            return f"{kind}.parameters() returned a {type(value).__name__}, not a mapping"
-        for key, item in value.items():
-            if not isinstance(key, str) or not isinstance(item, str):
-                return (
-                    f"{kind}.parameters() maps {_clip(key, 60)} (a {type(key).__name__}) to "
-                    f"{_clip(item, 60)} (a {type(item).__name__}): keys and values must be str"
-                )
-        seen.append(dict(value))
-    if seen[0] != seen[1]:
-        return (
-            f"{kind}.parameters() returned {_clip(seen[0], 120)}, then {_clip(seen[1], 120)}: "
-            "it must be the same on every call"
-        )
-    if isinstance(executor, RegistryExecutor):
-        registry = getattr(executor, "registry", None)
-        if not isinstance(registry, ToolRegistry):
-            return (
-                f"the RegistryExecutor's .registry is a {type(registry).__name__}, not the "
-                "ToolRegistry it dispatches to"
-            )
-        if names is not None and tuple(registry.names()) != names:
-            return (
-                f"the RegistryExecutor's .registry holds {_clip(list(registry.names()), 120)}, "
-                f"not the tools it serves, {_clip(list(names), 120)}"
-            )
-        order = names if names is not None else tuple(registry.names())
-        wanted = {"tools": ",".join(order)}
-        if seen[0] != wanted:
-            return (
-                f"the RegistryExecutor {kind}.parameters() returned {_clip(seen[0], 160)}, not "
-                f"{_clip(wanted, 160)} (the tool names in registry order, joined by ',')"
-            )
-    return None
-
-
 def check_E15(trial: Trial, scenario: Scenario) -> None:
     """The executor is an ActionExecutor: ``execute`` is a coroutine function, ``parameters()``
     a stable mapping of str to str (exactly ``{"tools": "a,b,c"}`` for a RegistryExecutor), and
@@ -460,6 +406,14 @@ def check_E15(trial: Trial, scenario: Scenario) -> None:
     problem = trial.inspect(scenario.tools, lambda executor: _executor_problem(executor, names))
     if problem is not None:
         raise Violation(problem, expected="an ActionExecutor (E15)", actual=problem)
+    seen = trial.inspect(scenario.tools, _parameters_of, around=scenario.steps[0])
+    if isinstance(seen, tuple) and None not in seen and seen[0] != seen[1]:
+        raise Violation(
+            f"parameters() returned {_clip(seen[0], 120)} before execute ran and "
+            f"{_clip(seen[1], 120)} after: it must be the same on every call",
+            expected=f"parameters() == {_clip(seen[0], 120)} on every call",
+            actual=f"parameters() == {_clip(seen[1], 120)} after one execute",
+        )
     _, expectation, observed = single_step(trial, scenario)
     if observed.lookalike is not None:
         raise violation(
@@ -559,6 +513,12 @@ def traps() -> dict[str, list[Scenario]]:
             ),
             # The same call twice, both in flight at once (no coalescing, no "duplicate" refusal).
             sequence(in_flight, in_flight),
+            # Handlers that read their arguments after yielding: one argument buffer shared
+            # between concurrent calls shows as the other call's arguments.
+            sequence(
+                (_call("search", {"q": "a"}), EchoArguments(times=2)),
+                (_call("search", {"q": "b"}), EchoArguments(times=2)),
+            ),
         ],
         "E10": [
             trap(_call("search", {}), RaiseError(kind=kind, message="down"))

@@ -549,6 +549,7 @@ def traps() -> dict[str, list[Scenario]]:
         "V4": [
             trap(call("wide", {}), among=picked.WIDE),
             trap(picked.VAST_CALL, among=picked.VAST),
+            trap(call("unlisted", {"a": "x"}), among=picked.UNLISTED_REQUIRED),
         ],
         "V5": [
             trap(
@@ -556,7 +557,9 @@ def traps() -> dict[str, list[Scenario]]:
                     "wide", {**{f"k{index:02d}_req": "v" for index in range(12)}, **picked.EXTRAS}
                 ),
                 among=picked.WIDE,
-            )
+            ),
+            trap(call("closed", {"x": 1}), among=picked.CLOSED_BARE),
+            trap(call("closed_empty", {"x": 1}), among=picked.CLOSED_BARE),
         ],
         "V6": [
             # Rejected for a missing key, with valid values of a later-listed type beside it:

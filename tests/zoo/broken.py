@@ -773,6 +773,96 @@ class RegistryPropertyGivesNames(RegistryExecutor):
         return tuple(super().registry.names())
 
 
+# ---- issue 18: gaps an independent broken set (tests/specificity/broken) exposed ----------
+
+
+class RequiredOnlyAmongProperties(ZooExecutor):
+    """Checks only the required keys ``properties`` describes: a required key the schema does
+    not list under ``properties`` may be missing (V4 says any key listed in ``required``)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("V4",)
+
+    def check_required(
+        self, schema: Mapping[str, object], arguments: Mapping[str, object]
+    ) -> str | None:
+        properties = schema.get("properties")
+        listed = properties if isinstance(properties, Mapping) else {}
+        narrowed = {**schema, "required": [k for k in schema.get("required") or () if k in listed]}  # type: ignore[attr-defined]
+        return super().check_required(narrowed, arguments)
+
+
+class ClosedNeedsProperties(ZooExecutor):
+    """Closes a schema only when it has ``properties``: ``additionalProperties: false`` with
+    none (or ``{}``) lets every key through (V5: no key is in ``properties`` then)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("V5",)
+
+    def additional_applies(self, schema: Mapping[str, object]) -> bool:
+        return bool(schema.get("properties")) and super().additional_applies(schema)
+
+
+class SharedArgumentBuffer(ZooExecutor):
+    """Reuses one dict for every call's arguments: concurrent calls whose handlers read their
+    arguments after an ``await`` see the other call's (E11)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E11",)
+
+    def __init__(self, registry: Any) -> None:
+        super().__init__(registry)
+        self._buffer: dict[str, object] = {}
+
+    def handler_arguments(self, call: ToolCall) -> object:
+        self._buffer.clear()
+        self._buffer.update(thaw(call.arguments))  # type: ignore[arg-type]
+        return self._buffer
+
+
+class ParametersCountCalls(ZooExecutor):
+    """``parameters()`` reports how many calls ran: two reads with no ``execute`` between them
+    agree, but it changes once ``execute`` ran (E15: the same on every call)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E15",)
+
+    def __init__(self, registry: Any) -> None:
+        super().__init__(registry)
+        self._calls = 0
+
+    def parameters(self) -> Mapping[str, str]:
+        return {**super().parameters(), "calls": str(self._calls)}
+
+    async def execute(self, action: Action) -> ActionOutcome:
+        self._calls += 1
+        return await super().execute(action)
+
+
+class KeepsResultOfLateCancel(ZooExecutor):
+    """Runs the handler as a task and, when cancelled after that task finished, returns its
+    result instead of re-raising (E6: what ``asyncio.wait_for`` does before 3.12)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E6",)
+
+    async def invoke(self, spec: ToolSpec, arguments: object) -> object:
+        task = asyncio.ensure_future(super().invoke(spec, arguments))
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if task.done() and not task.cancelled():
+                return task.result()
+            task.cancel()
+            raise
+
+
+class FallbackWithoutClassName(ZooExecutor):
+    """Says only ``<exception str() failed>`` for an ordinary exception whose ``str()`` raises,
+    without the class name (E12 asks for the whole line)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E12",)
+
+    def exception_text(self, exc: Exception) -> str:
+        text = self.exception_str(exc)
+        return "<exception str() failed>" if text is None else super().exception_text(exc)
+
+
 BROKEN: tuple[type[Any], ...] = tuple(
     cls
     for cls in list(globals().values())
