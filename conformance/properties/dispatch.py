@@ -461,7 +461,6 @@ def traps() -> dict[str, list[Scenario]]:
         RaiseError(kind="KeyError", message="x"),
         ReturnNonStr(kind="None"),
     ]
-    in_flight = (_call("search", {"q": "a"}), YieldFirst(times=2, then=ReturnText(text="same")))
     return {
         "E1": [trap(Action(code=code)) for code in edges.CODE_LIKE_CALLS],
         "E4": [
@@ -506,20 +505,7 @@ def traps() -> dict[str, list[Scenario]]:
             trap(_call("search", {"q": "x"}), ReturnNonStr(kind=kind))
             for kind in ("None", "dict", "object", "bytes")
         ],
-        "E11": [
-            sequence(
-                (_call("search", {"q": "a"}), ReturnText(text="first")),
-                (_call("search", {"q": "b"}), ReturnText(text="second")),
-            ),
-            # The same call twice, both in flight at once (no coalescing, no "duplicate" refusal).
-            sequence(in_flight, in_flight),
-            # Handlers that read their arguments after yielding: one argument buffer shared
-            # between concurrent calls shows as the other call's arguments.
-            sequence(
-                (_call("search", {"q": "a"}), EchoArguments(times=2)),
-                (_call("search", {"q": "b"}), EchoArguments(times=2)),
-            ),
-        ],
+        "E11": _e11_traps(),
         "E10": [
             trap(_call("search", {}), RaiseError(kind=kind, message="down"))
             for kind in ("ValueError", *sorted(set(ENVIRONMENT_LIKE_ERROR_KINDS) - {"ValueError"}))
@@ -539,3 +525,23 @@ def traps() -> dict[str, list[Scenario]]:
             trap(Action(code="print(1)")),
         ],
     }
+
+
+def _e11_traps() -> list[Scenario]:
+    """E11: two calls in flight at once, the same call twice, handlers that read their
+    arguments after yielding."""
+    in_flight = (_call("search", {"q": "a"}), YieldFirst(times=2, then=ReturnText(text="same")))
+    return [
+        sequence(
+            (_call("search", {"q": "a"}), ReturnText(text="first")),
+            (_call("search", {"q": "b"}), ReturnText(text="second")),
+        ),
+        # The same call twice, both in flight at once (no coalescing, no "duplicate" refusal).
+        sequence(in_flight, in_flight),
+        # Handlers that read their arguments after yielding: one argument buffer shared
+        # between concurrent calls shows as the other call's arguments.
+        sequence(
+            (_call("search", {"q": "a"}), EchoArguments(times=2)),
+            (_call("search", {"q": "b"}), EchoArguments(times=2)),
+        ),
+    ]
