@@ -71,7 +71,7 @@ _SOURCE = ScenarioSource.generated(0, 8)
 
 
 @pytest.mark.parametrize("clause", sorted(PROPERTIES))
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_strict_generated_scenarios_are_realistic(clause: str, data: st.DataObject) -> None:
     """Item 1: every generated call is what JSON decoding gives, and every handler behaviour
