@@ -81,7 +81,7 @@ def test_strict_generated_scenarios_are_realistic(clause: str, data: st.DataObje
 
 
 def test_the_witness_passes_strict_and_fails_hardened_on_the_traps() -> None:
-    from issue18_witness import Honest
+    from specificity.correct.witness import Honest
 
     strict = certify(Honest, level="strict", profile="quick", seed=0, only=["E4", "E9", "E12"])
     assert strict.passed, strict.to_text()
