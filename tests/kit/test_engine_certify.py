@@ -227,15 +227,20 @@ def test_a_failure_carries_a_minimal_counterexample_and_a_reproduction_line() ->
 
 
 class UnnamedWhenFewMissing(ZooExecutor):
-    """Names missing keys only when a schema requires a dozen or more: V4's hand-picked traps
-    (twelve and twenty-two required keys) pass, the calls Hypothesis draws fail."""
+    """Names missing keys only when a schema requires a dozen or more, or requires a key its
+    properties do not list: V4's hand-picked traps (twelve and twenty-two required keys, and
+    issue 18's unlisted one) pass, the calls Hypothesis draws fail."""
 
     def check_required(
         self, schema: Mapping[str, object], arguments: Mapping[str, object]
     ) -> str | None:
         text = super().check_required(schema, arguments)
         required = schema.get("required")
-        few = not isinstance(required, (list, tuple)) or len(required) < 12
+        properties = schema.get("properties")
+        listed = properties if isinstance(properties, Mapping) else {}
+        few = not isinstance(required, (list, tuple)) or (
+            len(required) < 12 and all(key in listed for key in required)
+        )
         return "missing required argument(s)" if text is not None and few else text
 
 
