@@ -1,7 +1,7 @@
 """Each call's dispatch runs in its own `asyncio.Task`, which `execute` awaits.
 
-Awaiting the task directly means an outer cancellation is forwarded to it and its own outcome or
-exception (a handler's CancelledError included) comes back unchanged.
+Awaiting the task forwards an outer cancellation to it; the task returns its BaseExceptions as
+values, because before 3.11 a task re-creates a CancelledError raised inside it (E6).
 """
 
 from __future__ import annotations
@@ -48,7 +48,16 @@ class TaskPerCallExecutor:
     async def execute(self, action: Action) -> ActionOutcome:
         if action.tool_call is None:
             return _parts.refused(_parts.CODE_REFUSED)
-        return await asyncio.create_task(self._dispatch(action.tool_call))
+        result = await asyncio.create_task(self._boxed(action.tool_call))
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+    async def _boxed(self, call: ToolCall) -> ActionOutcome | BaseException:
+        try:
+            return await self._dispatch(call)
+        except BaseException as exc:  # re-raised by execute, as the same object
+            return exc
 
 
 def make_executor(registry: ToolRegistry) -> TaskPerCallExecutor:
