@@ -39,13 +39,11 @@ own check is skipped there, and E14 allows rejecting a key that matches no patte
 
 CONFORMS_FROM: dict[str, tuple[int, int]] = {
     "e6_wait_for_race": (3, 12),
-    "generous_timeout": (3, 11),
 }
 """Executors whose correctness depends on the Python: ``asyncio.wait_for`` swallows a
-cancellation that arrives as the handler finishes before 3.12 (``generous_timeout`` re-raises
-it through ``Task.cancelling()``, which 3.10 lacks). From this version on a broken one conforms
-(not asserted caught) and a correct one must certify; before it, a correct one is expected to
-fail E6 (a true verdict)."""
+cancellation that arrives as the handler finishes before 3.12. From this version on a broken
+one conforms (not asserted caught) and a correct one must certify; before it, a correct one is
+expected to fail exactly E6 (a true verdict)."""
 
 
 def _files(kind: str) -> list[Path]:
