@@ -14,7 +14,7 @@ import contextlib
 import inspect
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from conformance._core.capture import OutputCapture
@@ -55,7 +55,7 @@ class Observed:
     def describe(self) -> str:
         calls = "" if self.calls is None else f"; handler called {len(self.calls)}x"
         if self.lookalike is not None:
-            calls += f" (returned as a {self.lookalike}, not an ActionOutcome)"
+            calls += f" (returned as an instance of {self.lookalike}, not polyloop's ActionOutcome)"
         if self.timed_out is not None:
             how = " and blocked the event loop (or ignored cancellation)" if self.blocked else ""
             return f"execute did not finish within {self.timed_out:g}s{how}{calls}"
@@ -124,10 +124,25 @@ _OUTCOME_FIELDS = (
 )
 
 
+def _exact(outcome: ActionOutcome) -> ActionOutcome:
+    """The outcome with its observation as an exact ``str`` copy, read with ``str.__str__``
+    rather than the executor's own methods: a ``str`` subclass whose ``__eq__``/``__ne__``/
+    ``__contains__`` always agree must not pass a comparison it would fail as text (issue 22).
+    (``type()`` cannot be lied to, unlike ``isinstance``.)"""
+    observation = outcome.observation
+    if type(observation) is str or not issubclass(type(observation), str):
+        return outcome
+    return replace(outcome, observation=str.__str__(observation))
+
+
 def returned(value: object) -> Observed:
     """What execute returned, with a look-alike outcome (ActionOutcome's fields on another
-    class) turned into the ActionOutcome it imitates (see `Observed.lookalike`)."""
-    if isinstance(value, ActionOutcome) or not all(hasattr(value, f) for f in _OUTCOME_FIELDS):
+    class) turned into the ActionOutcome it imitates (see `Observed.lookalike`), and every
+    observation an exact ``str`` (`_exact`)."""
+    if issubclass(type(value), ActionOutcome):
+        assert isinstance(value, ActionOutcome)
+        return Observed(outcome=_exact(value))
+    if not all(hasattr(value, f) for f in _OUTCOME_FIELDS):
         return Observed(outcome=value)
     if not isinstance(getattr(value, "status", None), ActionStatus):
         return Observed(outcome=value)
@@ -135,7 +150,8 @@ def returned(value: object) -> Observed:
         outcome = ActionOutcome(**{name: getattr(value, name) for name in _OUTCOME_FIELDS})
     except (TypeError, ValueError):
         return Observed(outcome=value)  # not even valid field values: judged as not an outcome
-    return Observed(outcome=outcome, lookalike=type(value).__qualname__)
+    kind = type(value)
+    return Observed(outcome=_exact(outcome), lookalike=f"{kind.__module__}.{kind.__qualname__}")
 
 
 def _settled(task: asyncio.Future[Any]) -> Observed:
@@ -160,6 +176,7 @@ async def _execute_cancelled(
     deadline: float,
     suspended: Callable[[], bool],
     touch: Callable[[], None],
+    release: Callable[[], None] = lambda: None,
 ) -> Observed | None:
     """Start ``execute``, cancel it once `suspended()` says the handler is waiting, and report
     what came out. None when the call finished before it could be cancelled."""
@@ -178,6 +195,7 @@ async def _execute_cancelled(
     if task.done():
         return None
     touch()
+    release()  # in the same iteration as the cancellation (`Suspend.finish`)
     task.cancel(CANCEL_MESSAGE)
     done, _ = await asyncio.wait({task}, timeout=deadline)
     if not done:
@@ -210,6 +228,9 @@ class Trial:
         """How many jobs never gave their event loop back (the runner moved to a new loop)."""
         self.stuck_since: str | None = None
         """The clause in which a job first got stuck (set by the engine)."""
+        self.silent_since: str | None = None
+        """The clause after which the executor stopped answering (`answers`; set by the
+        engine): later clauses are not judged."""
         self.judged = 0
         """How many examples a clause about a handler's result could judge (white-box: the
         handler ran); see `conformance.properties.shared.not_reached`."""
@@ -297,6 +318,27 @@ class Trial:
                     observed.calls = tuple(script.calls[bounds[index] : bounds[index + 1]])
         return results
 
+    def answers(self) -> bool:
+        """Whether the executor still answers at all: a fresh one (white-box) given one plain
+        call to a tool that returns "ok" gives something back within the deadline. Asked after
+        a clause failed on a timeout, so that an executor that stopped answering (it leaked
+        every thread it had) is not charged with every later clause (issue 18)."""
+        if not self.white_box:
+            return True
+        from conformance.behaviours import ReturnText
+        from conformance.strategies.schemas import ToolDef
+        from polyloop import ToolCall
+
+        tool = ToolDef(name="probe", description="Answers ok.", parameters={"type": "object"})
+        step = Step(
+            action=Action(tool_call=ToolCall(name="probe", arguments={})),
+            behaviour=ReturnText(text="ok"),
+        )
+        try:
+            return self.run((tool,), (step,))[0].timed_out is None
+        except TargetError:
+            return True  # the factory's failure is reported where it happens
+
     def run(self, tools: Sequence[Any], steps: Sequence[Step]) -> list[Observed]:
         """Run the steps one after another on one executor."""
         script = self._script(tools, steps, per_call=len(steps) > 1)
@@ -338,10 +380,14 @@ class Trial:
             item.concurrent_calls = every
         return observed
 
-    def inspect(self, tools: Sequence[Any], look: Callable[[Any], Any]) -> Any:
+    def inspect(
+        self, tools: Sequence[Any], look: Callable[[Any], Any], around: Step | None = None
+    ) -> Any:
         """``look(executor)`` on the kit's loop thread, for an executor built as for a run
         (white-box: from the factory, over a registry of `tools`; black-box: the executor).
-        None when it did not finish within the deadline."""
+        With `around`, ``(look before, look after)`` executing that step in between (E15:
+        ``parameters()`` must not change once ``execute`` ran). None when it did not finish
+        within the deadline."""
         box: list[Any] = []
         script = Script()
 
@@ -349,6 +395,9 @@ class Trial:
             executor = await self._executor_for(tools, script)
             touch()
             box.append(look(executor))
+            if around is not None:
+                await _execute(executor, around.action, self.deadline)
+                box[0] = (box[0], look(executor))
 
         finished = self._run_job(job, self.deadline + GRACE)
         if finished is not None and finished.escaped is None and finished.raised is not None:
@@ -367,6 +416,11 @@ class Trial:
             if self.white_box:
                 return any(call.state == "suspended" for call in script.calls)
             return True
+
+        def release() -> None:
+            for call in script.calls:
+                if call.release is not None and not call.release.done():
+                    call.release.set_result("late")
 
         async def job(touch: Callable[[], None]) -> None:
             executor = await self._executor_for(tools, script)
@@ -389,7 +443,7 @@ class Trial:
                 results.append(_settled(task) if done else Observed(timed_out=self.deadline))
                 return
             observed = await _execute_cancelled(
-                executor, step.action, self.deadline, suspended, touch
+                executor, step.action, self.deadline, suspended, touch, release
             )
             if observed is None:
                 finished_first.append(True)

@@ -154,7 +154,8 @@ def search_clause(
     hypo.add_digest(test, f"{prop.clause}:{label}".encode())
     wrapped: Any = test
     if source.white_box:
-        for scenario in reversed(prop.examples()):
+        picked = [*prop.examples(), *(prop.hostile() if source.hardened else ())]
+        for scenario in reversed(picked):
             wrapped = example(scenario)(wrapped)
     wrapped = given(prop.scenarios(source))(wrapped)
     # seed() switches the example database off; settings applied after it switch it back on

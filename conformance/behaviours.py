@@ -20,6 +20,13 @@ from typing import Any
 
 from conformance._core.data import arguments_key, fingerprint, is_plain_json, mutate_in_place
 from conformance._core.data import thaw as plain_copy
+from conformance._core.liars import (
+    CLAIMS_STR,
+    HOSTILE_ERROR_KINDS,
+    HOSTILE_NON_STR_KINDS,
+    HOSTILE_STR_RAISES_KINDS,
+    NamelessError,
+)
 from conformance._core.text import type_name
 from polyloop import ToolEnvironmentError, ToolValidationError
 
@@ -30,15 +37,20 @@ __all__ = [
     "ENVIRONMENT_LIKE_ERROR_KINDS",
     "ERROR_KINDS",
     "HANDLER_NAME",
+    "HOSTILE_ERROR_KINDS",
+    "HOSTILE_NON_STR_KINDS",
+    "HOSTILE_STR_RAISES_KINDS",
     "NON_STR_KINDS",
     "OPAQUE_RESULT",
     "STR_RAISES_KINDS",
     "BackendUnavailable",
     "Behaviour",
     "ConformanceAbort",
+    "EchoArguments",
     "HandlerBug",
     "HandlerCall",
     "MutateArguments",
+    "NamelessError",
     "RaiseBaseException",
     "RaiseEnvironmentError",
     "RaiseError",
@@ -86,20 +98,16 @@ class ConformanceAbort(BaseException):
     kit; real KeyboardInterrupt is also exercised, inside the kit's event-loop thread."""
 
 
-class _PrintAbort(BaseException):
-    """A BaseException that is neither an Exception nor SystemExit/GeneratorExit, raised by an
-    exception's ``__str__`` (E12)."""
-
-
 STR_RAISES_KINDS: Mapping[str, Callable[[], BaseException]] = {
     "RuntimeError": lambda: RuntimeError("this exception cannot be printed"),
-    "SystemExit": lambda: SystemExit(3),
-    "GeneratorExit": GeneratorExit,
-    "BaseException": lambda: _PrintAbort("this exception cannot be printed"),
+    "ValueError": lambda: ValueError("this exception cannot be printed"),
 }
-"""What the ``__str__`` of an E12 exception raises. Not only Exceptions: an executor that guards
-``str(exc)`` with ``except Exception`` lets a SystemExit from ``__str__`` crash ``execute``, and
-that is the exception object's fault, not a request to stop."""
+"""What an E12 exception's ``__str__`` raises at ``core``/``strict``: an ``Exception``."""
+
+
+def _str_raises(kind: str) -> BaseException:
+    factory = STR_RAISES_KINDS.get(kind) or HOSTILE_STR_RAISES_KINDS[kind]
+    return factory()
 
 
 class UnprintableError(Exception):
@@ -110,7 +118,7 @@ class UnprintableError(Exception):
         self.raises = raises
 
     def __str__(self) -> str:
-        raise STR_RAISES_KINDS[self.raises]()
+        raise _str_raises(self.raises)
 
 
 class UnprintableEnvironmentError(ToolEnvironmentError):
@@ -121,7 +129,7 @@ class UnprintableEnvironmentError(ToolEnvironmentError):
         self.raises = raises
 
     def __str__(self) -> str:
-        raise STR_RAISES_KINDS[self.raises]()
+        raise _str_raises(self.raises)
 
 
 class NonStrMessageError(Exception):
@@ -179,19 +187,6 @@ def _exception_group(message: str) -> Exception:
     return built
 
 
-class _NamelessMeta(type):
-    """A metaclass whose ``__name__`` raises, so ``type(exc).__name__`` raises (E4)."""
-
-    @property
-    def __name__(cls) -> str:  # type: ignore[override]
-        raise RuntimeError("this exception class hides its __name__")
-
-
-class NamelessError(Exception, metaclass=_NamelessMeta):
-    """An ordinary exception whose class's ``__name__`` raises: E4 still wants its real name,
-    ``NamelessError`` (read as ``vars(type)["__name__"]`` does), not a crash."""
-
-
 def _json_decode_error(message: str) -> Exception:
     return json.JSONDecodeError(message or "Expecting value", "{", 1)
 
@@ -214,7 +209,6 @@ ERROR_KINDS: Mapping[str, Callable[[str], Exception]] = {
     "RuntimeError from OSError": _with_cause,
     "LookupError during KeyError": _with_context,
     "ExceptionGroup": _exception_group,
-    "NamelessError (its metaclass hides __name__)": NamelessError,
 }
 """Ordinary exceptions for E4: kind -> constructor taking the message."""
 
@@ -258,32 +252,17 @@ OPAQUE_RESULT = _OpaqueResult()
 """The one opaque result every ``ReturnNonStr("object")`` returns (it holds no state)."""
 
 
-class _ClaimsStr:
-    """A non-str whose ``__class__`` property claims ``str``: ``isinstance(result, str)`` is
-    True, so an executor that trusts it fails later, in a TypeError that names no tool (E9)."""
-
-    @property  # type: ignore[misc]
-    def __class__(self) -> type:
-        return str
-
-    def __repr__(self) -> str:
-        return "<an object whose __class__ claims str>"
-
-
-CLAIMS_STR = _ClaimsStr()
-"""The one lying result every ``ReturnNonStr("claims str")`` returns (it holds no state)."""
-
 NON_STR_KINDS: Mapping[str, Callable[[], object]] = {
     "None": lambda: None,
     "int": lambda: 42,
+    "float": lambda: 1.5,
     "bool": lambda: True,
     "bytes": lambda: b"bytes are not text",
     "list": lambda: ["a", "list"],
     "dict": lambda: {"content": "a dict"},
     "object": lambda: OPAQUE_RESULT,
-    "claims str": lambda: CLAIMS_STR,
 }
-"""Non-str return values for E9."""
+"""Non-str return values of honest types for E9 (a str subclass is a str, so not here)."""
 
 
 @dataclass(kw_only=True, eq=False)
@@ -300,6 +279,7 @@ class HandlerCall:
     shares with the argument."""
     plain: bool
     """Whether that argument was a plain dict with only dicts/lists/JSON scalars inside."""
+    release: asyncio.Future[Any] | None = None  # `Suspend.finish`: resolved as the kit cancels
     state: str = "running"
     """``running``, ``suspended``, ``returned``, ``raised`` or ``cancelled``."""
     raised: BaseException | None = None
@@ -343,6 +323,27 @@ class ReturnText(Behaviour):
 
 
 @dataclass(frozen=True, kw_only=True)
+class EchoArguments(Behaviour):
+    """Yield to the event loop `times` times, then return the arguments it received as JSON
+    text (E11: an executor that shares one argument buffer between concurrent calls shows)."""
+
+    times: int = 2
+
+    def describe(self) -> str:
+        return f"yields {self.times}x, then returns its arguments as JSON text"
+
+    async def run(self, arguments: Any, call: HandlerCall) -> Any:
+        for _ in range(self.times):
+            await asyncio.sleep(0)
+        return echo_text(arguments)
+
+
+def echo_text(arguments: Any) -> str:
+    """The text `EchoArguments` returns for these arguments (the oracle's expectation too)."""
+    return json.dumps(plain_copy(arguments), sort_keys=True, default=repr)
+
+
+@dataclass(frozen=True, kw_only=True)
 class RaiseEnvironmentError(Behaviour):
     """Raise polyloop's `ToolEnvironmentError` (or the `BackendUnavailable` subclass) (E3)."""
 
@@ -371,7 +372,11 @@ class RaiseError(Behaviour):
     message: str
 
     def build(self) -> Exception:
-        factory = ERROR_KINDS.get(self.kind) or ENVIRONMENT_LIKE_ERROR_KINDS[self.kind]
+        factory = (
+            ERROR_KINDS.get(self.kind)
+            or HOSTILE_ERROR_KINDS.get(self.kind)
+            or ENVIRONMENT_LIKE_ERROR_KINDS[self.kind]
+        )
         return factory(self.message)
 
     def describe(self) -> str:
@@ -420,14 +425,24 @@ class RaiseBaseException(Behaviour):
 
 @dataclass(frozen=True, kw_only=True)
 class Suspend(Behaviour):
-    """Suspend forever, until cancelled (E6)."""
+    """Suspend forever, until cancelled (E6). With `finish`, the kit also releases the handler
+    in the very loop iteration in which it cancels the call, so the handler's result and the
+    cancellation arrive together: ``asyncio.wait_for`` on 3.10/3.11 then returns the result
+    and swallows the cancellation (found black-box by timing luck; here deterministic)."""
+
+    finish: bool = False
 
     def describe(self) -> str:
+        if self.finish:
+            return "suspends, and returns 'late' in the loop iteration the kit cancels the call"
         return "suspends until cancelled"
 
     async def run(self, arguments: Any, call: HandlerCall) -> Any:
         call.state = "suspended"
-        await asyncio.get_running_loop().create_future()
+        release: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        if self.finish:
+            call.release = release
+        return await release
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -440,7 +455,7 @@ class ReturnNonStr(Behaviour):
         return f"returns a {self.kind} instead of a str"
 
     async def run(self, arguments: Any, call: HandlerCall) -> Any:
-        return NON_STR_KINDS[self.kind]()
+        return (NON_STR_KINDS.get(self.kind) or HOSTILE_NON_STR_KINDS[self.kind])()
 
 
 @dataclass(frozen=True, kw_only=True)

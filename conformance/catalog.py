@@ -15,9 +15,13 @@ __all__ = ["CLAUSES", "CONTRACT_VERSION", "LEVELS", "SECTIONS", "Clause", "get"]
 CONTRACT_VERSION = "1.0"
 """Version of CONTRACT.md this catalog describes; reports carry it."""
 
-LEVELS = ("core", "strict")
+LEVELS = ("core", "strict", "hardened")
 """Certification levels: ``core`` checks design 0008's clauses; ``strict`` adds the [H]
-hardening."""
+hardening. Both judge realistic input only (calls as JSON decoding makes them, handlers that
+return honest values and raise honest exceptions). ``hardened`` is opt-in: strict's clauses
+plus objects that lie about themselves (a key whose ``__eq__`` raises, a metaclass hiding
+``__name__``, a ``__class__`` claiming ``str``, a ``__str__`` raising a BaseException, non-JSON
+leaves). It measures polyloop's own paranoia; no third-party executor is expected to pass it."""
 
 SECTIONS = ("spec", "registry", "validation", "dispatch", "session", "tools", "api", "batch")
 """Section names in contract order (section 1–2 of the contract, types and ports, have no IDs)."""
@@ -192,7 +196,9 @@ CLAUSES: tuple[Clause, ...] = (
         "core",
         "Unknown tool name is rejected, naming the tool",
         """A call naming a tool the registry does not have is rejected; the message names the
-       tool and up to 20 of the visible tools.""",
+       tool and the visible tools: all of them, or the first 20 and a count of the rest when
+       there are more (the kit checks that the tool and all visible tools, or 20 of them, are
+       named).""",
     ),
     _c(
         "validation",
@@ -275,7 +281,8 @@ CLAUSES: tuple[Clause, ...] = (
         "core",
         "Any other handler exception is an EXECUTED observation",
         """A handler that raises any other Exception yields EXECUTED with the observation
-       "<ClassName>: <str(exc)>", without a traceback, not synthetic.""",
+       "<ClassName>: <str(exc)>" (the name is type(exc).__name__), without a traceback, not
+       synthetic.""",
     ),
     _c(
         "dispatch",
@@ -314,7 +321,8 @@ CLAUSES: tuple[Clause, ...] = (
         "core",
         "A non-str return raises TypeError naming the tool",
         """A handler that returns something other than str makes execute raise TypeError naming
-       the tool.""",
+       the tool. Judged on honest values: None, numbers, bytes, lists, dicts, an object of a
+       user class (a str subclass is a str, as isinstance sees it).""",
     ),
     _c(
         "dispatch",
@@ -337,8 +345,10 @@ CLAUSES: tuple[Clause, ...] = (
         "E12",
         "strict",
         "An exception whose str() raises still gives an outcome",
-        """An exception whose str() itself raises gives "<ClassName>: <exception str() failed>",
-       never a crash.""",
+        """An exception whose str() itself raises (with an Exception) gives an outcome whose
+       whole observation is "<ClassName>: <exception str() failed>", never a crash; for a
+       ToolEnvironmentError, whose observation is str(exc) (E3), the bare "<exception str()
+       failed>" conforms too. A __str__ raising a BaseException is level hardened's.""",
     ),
     _c(
         "dispatch",
@@ -346,7 +356,8 @@ CLAUSES: tuple[Clause, ...] = (
         "strict",
         "The handler gets its own plain dict",
         """The handler gets its own plain dict (nested dicts and lists) equal to the arguments;
-       whatever it mutates reaches neither the recorded ToolCall nor any later call.""",
+       whatever it mutates reaches neither the recorded ToolCall nor any later call. Judged on
+       JSON arguments; non-JSON leaves are level hardened's.""",
     ),
     _c(
         "dispatch",

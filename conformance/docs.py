@@ -130,7 +130,24 @@ def contract_markdown() -> str:
         "",
         "**Levels.** `core`: what design 0008 requires of any executor claiming conformance. "
         "`strict`: `core` plus this project's hardening (the clauses marked [H] in the "
-        "contract), always required of polyloop's own implementation.",
+        "contract), always required of polyloop's own implementation. `hardened` (opt-in): "
+        "`strict`'s clauses plus traps built from objects that lie about themselves; polyloop's "
+        "own tests certify its executor there, and **no third-party executor is expected to "
+        "pass it**.",
+        "",
+        "**What certification judges.** At `core` and `strict` the kit judges realistic input "
+        "only: calls as JSON decoding produces them (exact `str` tool names and keys; `str`, "
+        "`int`, `float`, `bool`, `None`, mappings and lists, through `ToolCall`'s freezing), and "
+        "handlers that behave as real code does: they return a value of an honest type (E9's "
+        "non-`str` values are `None`, numbers, `bytes`, lists, dicts and an object of a user "
+        "class; a `str` subclass is a `str`, as `isinstance` sees it) and raise an `Exception` "
+        "of an honest class, however deep or odd its name or message (E4's name is "
+        "`type(exc).__name__`; E12's exception has a `__str__` that raises an `Exception`). "
+        "Deliberately left to an implementation's own tests (and to `hardened`): `str` "
+        "subclasses with lying `__eq__`/`__hash__` as keys, metaclasses hiding `__name__`, a "
+        "`__class__` that claims `str`, a `__str__` raising a `BaseException`, and non-JSON "
+        "leaves in arguments. What the executor *returns* is judged without trusting it: an "
+        "observation is read as an exact `str` copy, never through its own methods.",
         "",
         "**Checked by.**",
         "",

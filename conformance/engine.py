@@ -107,8 +107,8 @@ def _clause_list(ids: Iterable[str], what: str) -> list[str]:
 def select_clauses(level: str, only: Iterable[str] | None = None) -> tuple[str, ...]:
     """The clause IDs a run at `level` checks, in contract order, narrowed to `only`."""
     if level not in LEVELS:
-        raise ValueError(f"unknown level {level!r}; choose core or strict")
-    in_level = [c for c in CERTIFIED_CLAUSES if level == "strict" or catalog.get(c).level == "core"]
+        raise ValueError(f"unknown level {level!r}; choose {', '.join(LEVELS)}")
+    in_level = [c for c in CERTIFIED_CLAUSES if level != "core" or catalog.get(c).level == "core"]
     if only is None:
         return tuple(in_level)
     wanted = _clause_list(only, "--only")
@@ -239,6 +239,14 @@ def _outcome(run: _Run, prop: Property) -> ClauseOutcome:
             f"--only {prop.clause} to check this clause on a fresh executor"
         )
         return ClauseOutcome(verdict=ClauseStatus.ERROR, examples=0, message=message)
+    silent_since = run.trial.silent_since
+    if silent_since is not None:
+        message = (
+            f"not judged: the executor stopped answering during {silent_since} (a fresh "
+            "executor did not answer one plain call); certify again with "
+            f"--only {prop.clause} to judge this clause on its own"
+        )
+        return ClauseOutcome(verdict=ClauseStatus.SKIPPED, examples=0, message=message)
     if run.mode == "black-box":
         missing = no_scenario(prop, run.source, run.seed)
         if missing is not None:
@@ -261,6 +269,12 @@ def _clause_result(run: _Run, clause_id: str) -> ClauseResult:
     stuck_before = run.trial.stuck
     outcome = _outcome(run, PROPERTIES[clause_id])
     verdict, message = outcome.verdict, outcome.message
+    if _went_silent(run, outcome):
+        run.trial.silent_since = clause_id
+        message = (message + "\n" if message else "") + (
+            f"note: the executor stopped answering during {clause_id} (afterwards a fresh "
+            "executor did not answer one plain call); later clauses not judged"
+        )
     if run.trial.stuck > stuck_before:
         message = (message + "\n" if message else "") + _stuck_note(run, clause_id)
         if run.trial.stuck_since is None:
@@ -286,6 +300,16 @@ def _clause_result(run: _Run, clause_id: str) -> ClauseResult:
         reproduce=_reproduce_line(run, clause_id),
         expected_failure=reason,
     )
+
+
+def _went_silent(run: _Run, outcome: ClauseOutcome) -> bool:
+    """A clause failed on a call that did not finish, and the executor no longer answers
+    even a plain call: it is stuck, and what follows would fail for that reason alone."""
+    if outcome.verdict not in (ClauseStatus.FAIL, ClauseStatus.ERROR):
+        return False
+    example = outcome.counterexample
+    seen = f"{outcome.message or ''} {example.actual if example is not None else ''}"
+    return "did not finish within" in seen and not run.trial.answers()
 
 
 def _stuck_note(run: _Run, clause_id: str) -> str:
@@ -378,10 +402,11 @@ def _make_run(
     mode = _check_target(target, registry)
     from conformance.properties import ScenarioSource
 
-    source = (
+    source = replace(
         ScenarioSource.generated(seed, hypo.profile(profile).pool_size)
         if registry is None
-        else ScenarioSource.from_registry(registry)
+        else ScenarioSource.from_registry(registry),
+        hardened=level == "hardened",
     )
     trial = Trial(
         factory=target if mode == "white-box" else None,
@@ -468,7 +493,9 @@ def certify(
     suspended, E7, E14, E15, V1–V8); the other clauses are reported ``skipped``. Valid calls
     (V1, E6, E7) really reach the executor's handlers: point it at a test backend.
 
-    `level` ``core`` checks design 0008's clauses, ``strict`` adds the [H] hardening.
+    `level` ``core`` checks design 0008's clauses, ``strict`` adds the [H] hardening; both
+    judge realistic input only. ``hardened`` (opt-in) adds objects that lie about themselves,
+    which polyloop's own executor survives and no third party is expected to.
     `profile` picks Hypothesis settings (`conformance.profiles`); a run is reproducible from
     `seed` (default: 0 for ``ci``, random otherwise; the report records it). `only` narrows
     the run to some clause IDs. `expected_failures` maps clause IDs to the reason they are

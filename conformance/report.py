@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import metadata, resources
@@ -300,7 +301,7 @@ class Report:
             if r.expected_failure is not None:
                 lines.append(f"  expected to fail: {e(r.expected_failure)}")
             if r.message:
-                lines += [f"  {e(line)}" for line in r.message.split("\n")]
+                lines += [f"  {e(short_numbers(line))}" for line in r.message.split("\n")]
             example = r.counterexample
             if example is not None:
                 lines += [
@@ -309,8 +310,8 @@ class Report:
                     else f"  schema     {e(_compact(example.schema))}",
                     f"  action     {e(_compact(example.action))}",
                     f"  behaviour  {e(example.behaviour)}",
-                    f"  expected   {e(example.expected)}",
-                    f"  actual     {e(example.actual)}",
+                    f"  expected   {e(short_numbers(example.expected))}",
+                    f"  actual     {e(short_numbers(example.actual))}",
                     *_output_lines(example),
                 ]
             if r.reproduce and r.status in ("fail", "error", "xfail"):
@@ -346,8 +347,18 @@ def _output_lines(example: Counterexample) -> list[str]:
     return lines
 
 
+_LONG_NUMBER = re.compile(r"\d{41,}")
+
+
+def short_numbers(text: str) -> str:
+    """Runs of more than 40 digits shortened to their ends and their length: a 400-digit
+    integer reads as ``1234567890…7890 (400 digits)``, as long schemas are shortened too."""
+    return _LONG_NUMBER.sub(lambda m: f"{m[0][:10]}…{m[0][-4:]} ({len(m[0])} digits)", text)
+
+
 def _compact(value: object, limit: int = 600) -> str:
-    return clip(json.dumps(_jsonable(value), ensure_ascii=False, sort_keys=False), limit)
+    text = json.dumps(_jsonable(value), ensure_ascii=False, sort_keys=False)
+    return clip(short_numbers(text), limit)
 
 
 def _action_json(action: Any) -> dict[str, Any]:

@@ -41,7 +41,7 @@ __all__ = ["LEVELS", "PROFILES", "ConformanceOptions", "conformance_options"]
 
 PROFILES = ("fast", "quick", "ci", "thorough")
 """The kit's profile names (`conformance.profiles.PROFILES`; a test keeps the two equal)."""
-LEVELS = ("core", "strict")
+LEVELS = ("core", "strict", "hardened")
 """The kit's levels (`conformance.catalog.LEVELS`; a test keeps the two equal)."""
 
 _PROFILE_PREFIX = "polyloop-"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Hashable, Mapping
 from typing import Any
 
@@ -14,6 +15,7 @@ __all__ = [
     "is_plain_json",
     "json_equal",
     "mutate_in_place",
+    "picture_text",
     "thaw",
 ]
 
@@ -137,6 +139,37 @@ def fingerprint(value: Any, depth: int = 0) -> Any:
     if isinstance(value, str):
         return ("str", str.__str__(value), state)
     return ("leaf", type_name(value), state)
+
+
+def picture_text(picture: Any) -> str:
+    """A `fingerprint` as text, in a JSON-like notation that shows what the picture holds:
+    leaf types, bytes as bytes, what a str subclass or an object carries. Two different
+    pictures read differently, so a report never shows "expected X, actual X" (issue 18)."""
+    kind = picture[0]
+    if kind == "null":
+        return "null"
+    if kind == "boolean":
+        return "true" if picture[1] else "false"
+    if kind == "number":
+        return repr(picture[1])
+    if kind == "str" and len(picture) == 2:
+        return json.dumps(picture[1], ensure_ascii=False)
+    if kind == "str":
+        held = "nothing" if picture[2] is None else picture_text(picture[2])
+        return f"{json.dumps(picture[1], ensure_ascii=False)} (a str subclass holding {held})"
+    if kind == "object":
+        items = sorted(f"{picture_text(k)}: {picture_text(v)}" for k, v in picture[1])
+        return "{" + ", ".join(items) + "}"
+    if kind == "array":
+        return "[" + ", ".join(picture_text(item) for item in picture[1]) + "]"
+    if kind == "set":
+        return "set(" + ", ".join(sorted(picture_text(item) for item in picture[1])) + ")"
+    if kind == "bytes":
+        return f"bytes {picture[1]!r}"
+    if kind == "leaf":
+        state = "" if picture[2] is None else f" holding {picture_text(picture[2])}"
+        return f"<a {picture[1]}{state}>"
+    return "..."
 
 
 def is_plain_json(value: Any) -> bool:

@@ -20,7 +20,7 @@ from functools import lru_cache
 from hypothesis import strategies as st
 
 from conformance._runner import Trial
-from conformance.properties import dispatch, isolation, validation
+from conformance.properties import dispatch, edges, isolation, validation
 from conformance.properties.scenarios import (
     ActionKind,
     Property,
@@ -39,6 +39,11 @@ __all__ = ["PROPERTIES", "Property", "Scenario", "ScenarioSource", "Violation", 
 @lru_cache(maxsize=1)
 def _traps() -> dict[str, list[Scenario]]:
     return {**validation.traps(), **dispatch.traps()}
+
+
+@lru_cache(maxsize=1)
+def _hostile_traps() -> dict[str, list[Scenario]]:
+    return edges.hostile_traps()
 
 
 Scenarios = Callable[[ScenarioSource], st.SearchStrategy[Scenario]]
@@ -62,6 +67,7 @@ def _row(
         check=check,
         black_box=black_box,
         examples=lambda: _traps().get(clause, []),
+        hostile=lambda: _hostile_traps().get(clause, []),
         inconclusive=inconclusive or (lambda _trial: None),
         inapplicable=inapplicable or (lambda _source: None),
     )

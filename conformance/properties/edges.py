@@ -9,11 +9,27 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.behaviours import MutateArguments, ReturnText
+from conformance.behaviours import (
+    HOSTILE_ERROR_KINDS,
+    HOSTILE_NON_STR_KINDS,
+    HOSTILE_STR_RAISES_KINDS,
+    MutateArguments,
+    RaiseError,
+    RaiseUnprintable,
+    ReturnNonStr,
+    ReturnText,
+)
 from conformance.properties.scenarios import Scenario, object_tool, trap, twice
 from conformance.properties.scenarios import call as _call
 
-__all__ = ["CODE_LIKE_CALLS", "EXACT_TEXTS", "hostile_arguments", "non_json_leaves"]
+__all__ = [
+    "CODE_LIKE_CALLS",
+    "EXACT_TEXTS",
+    "hostile_arguments",
+    "hostile_traps",
+    "json_leaves",
+    "non_json_leaves",
+]
 
 EXACT_TEXTS = (
     "x" * 120_000,
@@ -122,6 +138,18 @@ def hostile_arguments() -> list[Scenario]:
     ]
 
 
+def json_leaves() -> list[Scenario]:
+    """E13: JSON arguments nested as a decoded call nests them, sent twice to a handler that
+    mutates whatever it can reach: a shallow copy lets the mutation reach the recorded call
+    and the next call."""
+    vandal = MutateArguments(then=ReturnText(text="mutated"))
+    return [
+        twice(_OPEN, {"q": "x"}, vandal),
+        twice(_OPEN, {"tags": ["a", "b"], "meta": {"k": "v"}}, vandal),
+        twice(_OPEN, {"deep": {"list": [{"n": 1}, [2, 3]], "none": None}, "ok": True}, vandal),
+    ]
+
+
 def non_json_leaves() -> list[Scenario]:
     """E13: arguments with leaves that are not JSON — a set of objects with a mutable list, a
     str subclass with a list attribute, a bytearray, an object as a key — sent twice to a
@@ -135,3 +163,26 @@ def non_json_leaves() -> list[Scenario]:
         # Only a non-str key, and scalar values: a flat-call fast path must still copy the key.
         twice(_OPEN, {_Box(): "the only key"}, vandal),
     ]
+
+
+def hostile_traps() -> dict[str, list[Scenario]]:
+    """Clause ID -> traps built from objects that lie about themselves, tried only at level
+    ``hardened``: no JSON-decoded call or real handler produces them, so a ``core``/``strict``
+    verdict never rests on them (CONTRACT.md section 5, "What certification judges")."""
+    return {
+        "E2": hostile_arguments(),
+        "E4": [
+            trap(_call("search", {"q": "x"}), RaiseError(kind=kind, message="x"))
+            for kind in HOSTILE_ERROR_KINDS
+        ],
+        "E9": [
+            trap(_call("search", {"q": "x"}), ReturnNonStr(kind=kind))
+            for kind in HOSTILE_NON_STR_KINDS
+        ],
+        "E12": [
+            trap(_call("search", {}), RaiseUnprintable(environment=environment, raises=raises))
+            for raises in HOSTILE_STR_RAISES_KINDS
+            for environment in (False, True)
+        ],
+        "E13": non_json_leaves(),
+    }

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from conformance._core.data import picture_text
 from conformance._core.text import clip, json_text
 from conformance._runner import Trial
 from conformance.behaviours import fingerprint, is_plain_json, plain_copy
@@ -18,6 +19,12 @@ __all__ = ["check_E13"]
 
 def _clip(value: Any, limit: int = 300) -> str:
     return clip(json_text(value, sort_keys=False), limit)
+
+
+def _shown(picture: Any, limit: int = 300) -> str:
+    """A picture as the report shows it: types and what leaves hold, so two differing
+    pictures never print alike (a shared bytearray reads the same in both JSON renderings)."""
+    return clip(picture_text(picture), limit)
 
 
 def check_E13(trial: Trial, scenario: Scenario) -> None:
@@ -63,8 +70,8 @@ def check_E13(trial: Trial, scenario: Scenario) -> None:
         raise Violation(
             "call 1: the handler got arguments that differ from the call's (a non-JSON leaf "
             "was not handed over as recorded)",
-            expected=_clip(original),
-            actual=_clip(calls[0].snapshot),
+            expected=_shown(picture),
+            actual=_shown(calls[0].picture),
         )
     for index, handler_call in enumerate(calls):
         if not isinstance(handler_call.received, Mapping):
@@ -83,8 +90,8 @@ def check_E13(trial: Trial, scenario: Scenario) -> None:
                 f"call {index + 1}: the handler got arguments changed by an earlier "
                 "call's mutation",
                 step=index,
-                expected=_clip(original),
-                actual=_clip(handler_call.snapshot),
+                expected=_shown(picture),
+                actual=_shown(handler_call.picture),
             )
     if len(calls) == 2 and calls[0].received is calls[1].received:
         raise Violation(
@@ -93,10 +100,10 @@ def check_E13(trial: Trial, scenario: Scenario) -> None:
             expected="a fresh dict per call",
             actual="the same dict object twice",
         )
-    if fingerprint(call.arguments) != picture:
+    if (after := fingerprint(call.arguments)) != picture:
         shared = "" if json_only else " (through a non-JSON leaf it shares with the handler)"
         raise Violation(
             f"the handler's mutation reached the recorded ToolCall{shared}",
-            expected=_clip(original),
-            actual=_clip(plain_copy(call.arguments)),
+            expected=_shown(picture),
+            actual=_shown(after),
         )

@@ -100,3 +100,14 @@ EDGE_VALUES: tuple[dict[str, Any], ...] = (
     {"uri": "urn:isbn:0451450523"},
 )
 BIG_NUMBERS: tuple[Any, ...] = (1e16, 1e300, -0.0, 2**63, 2**64, -(2**63) - 1, 2**64 + 1, 10**400)
+
+UNLISTED_REQUIRED = _one_tool("unlisted", {"a": {"type": "string"}}, required=["a", "b"])
+"""V4: a required key that ``properties`` does not list is required all the same."""
+
+CLOSED_BARE = (
+    ToolDef(
+        name="closed", description="", parameters={"type": "object", "additionalProperties": False}
+    ),
+    object_tool("closed_empty", {}, additionalProperties=False),
+)
+"""V5: ``additionalProperties: false`` with no (or empty) ``properties`` allows no key."""

@@ -65,6 +65,12 @@ class Violation(Exception):
         self.message = message
         self.step = step
         self.expected = expected
+        if actual and actual == expected:
+            # Never "expected X, actual X": the check saw a difference this rendering hides.
+            actual = (
+                f"{actual} (renders as the expected does; they differ in types or object "
+                "identity, which this rendering does not show)"
+            )
         self.actual = actual
         self.stop = stop
         """No point in searching further (the executor hangs): report this example as is."""
@@ -79,6 +85,8 @@ class ScenarioSource:
     tools: st.SearchStrategy[tuple[ToolDef, ...]]
     fixed: tuple[ToolDef, ...] = ()
     pool: tuple[dict[str, Any], ...] = ()
+    hardened: bool = False
+    """Level ``hardened``: also try each clause's hostile-object traps (`Property.hostile`)."""
 
     @classmethod
     def generated(cls, seed: int, pool_size: int) -> ScenarioSource:
@@ -162,6 +170,9 @@ class Property:
     reported skipped), or None."""
     examples: Callable[[], Sequence[Scenario]] = field(default=lambda: ())
     """Hand-picked white-box scenarios tried before the generated ones."""
+    hostile: Callable[[], Sequence[Scenario]] = field(default=lambda: ())
+    """Hand-picked scenarios built from objects that lie about themselves; tried only at level
+    ``hardened`` (certification at ``core``/``strict`` judges realistic input only)."""
     inconclusive: Callable[[Trial], str | None] = field(default=lambda _trial: None)
     """After a run in which every check passed: why that pass proves nothing (the clause is then
     reported skipped), or None."""

@@ -207,8 +207,12 @@ def check_V2(trial: Trial, scenario: Scenario) -> None:
     ]
     if len(named) < min(len(visible), 20):
         raise violation(
-            f"the rejection names {len(named)} of the {len(visible)} visible "
-            f"tools; it must name {min(len(visible), 20)}",
+            f"the rejection names {len(named)} of the {len(visible)} visible tools; it must "
+            + (
+                f"name all {len(visible)}"
+                if len(visible) <= 20
+                else "name 20 of them (the first 20, then a count of the rest)"
+            ),
             expectation,
             observed,
         )
@@ -545,6 +549,7 @@ def traps() -> dict[str, list[Scenario]]:
         "V4": [
             trap(call("wide", {}), among=picked.WIDE),
             trap(picked.VAST_CALL, among=picked.VAST),
+            trap(call("unlisted", {"a": "x"}), among=picked.UNLISTED_REQUIRED),
         ],
         "V5": [
             trap(
@@ -552,7 +557,9 @@ def traps() -> dict[str, list[Scenario]]:
                     "wide", {**{f"k{index:02d}_req": "v" for index in range(12)}, **picked.EXTRAS}
                 ),
                 among=picked.WIDE,
-            )
+            ),
+            trap(call("closed", {"x": 1}), among=picked.CLOSED_BARE),
+            trap(call("closed_empty", {"x": 1}), among=picked.CLOSED_BARE),
         ],
         "V6": [
             # Rejected for a missing key, with valid values of a later-listed type beside it:

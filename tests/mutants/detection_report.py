@@ -63,9 +63,19 @@ def write_report(
     an equivalent entry matching no mutant)."""
     problems: list[str] = []
     kinds = {key: entry.get("kind", "equivalent") for key, entry in equivalents.items()}
+    reasons = {key: entry["reason"] for key, entry in equivalents.items()}
+    for mutant in mutants:
+        clause = results.get(mutant.id, {}).get("kit", {}).get("hardening")
+        if clause and mutant.id not in kinds:
+            kinds[mutant.id] = "hardening"
+            reasons[mutant.id] = (
+                f"only a hostile object tells it apart: strict passes it, level hardened "
+                f"fails it on {clause}"
+            )
     equivalent = [m for m in mutants if kinds.get(m.id) == "equivalent"]
     wording = [m for m in mutants if kinds.get(m.id) == "wording"]
-    for mutant in [*equivalent, *wording]:
+    hardening = [m for m in mutants if kinds.get(m.id) == "hardening"]
+    for mutant in [*equivalent, *wording, *hardening]:
         judges = ("kit", "tests") if kinds[mutant.id] == "equivalent" else ("kit",)
         for judge in judges:
             if _status(results[mutant.id], judge) in DETECTED:
@@ -76,7 +86,7 @@ def write_report(
     for entry in stale:
         problems.append(f"equivalent entry {entry!r} matches no mutant: remove it")
     live = [m for m in mutants if kinds.get(m.id) != "equivalent"]
-    on_path = [m for m in live if m.on_path and kinds.get(m.id) != "wording"]
+    on_path = [m for m in live if m.on_path and kinds.get(m.id) not in ("wording", "hardening")]
 
     def tally(group: Sequence[Any], judge: str) -> collections.Counter[str]:
         return collections.Counter(_status(results[m.id], judge) for m in group)
@@ -112,7 +122,9 @@ def write_report(
         "`polyloop/_json.py`, `polyloop/types.py`, each loaded in memory and judged twice:",
         "",
         "- **kit**: one `certify(RegistryExecutor, only=<clauses>, level='strict', profile='ci', "
-        "seed=0, fail_fast=True)`, white-box, stopping at the first clause that fails; "
+        "seed=0, fail_fast=True)`, white-box, stopping at the first clause that fails (a "
+        "survivor is certified again at level `hardened`: killed only there, it is kind "
+        "`hardening`); "
         "`<clauses>` are the clauses whose reference run executes the mutated statement, "
         "the ones that killed most mutants of the same function first;",
         "- **tests**: `pytest -x` over polyloop's own library tests (`tests/test_*.py`) whose "
@@ -136,7 +148,10 @@ def write_report(
         f"| non-equivalent | {len(live)} |",
         f"| … of which wording the contract leaves free (kind `wording`: the library tests "
         f"judge them, the kit may not) | {len(wording)} |",
-        f"| … on the validation/dispatch path, wording excluded | {len(on_path)} |",
+        f"| … of which polyloop's hardening (kind `hardening`: only an object that lies "
+        f"about itself tells them apart; the library tests judge them, certification at "
+        f"strict does not) | {len(hardening)} |",
+        f"| … on the validation/dispatch path, wording and hardening excluded | {len(on_path)} |",
         "",
         "| judge | population | killed | timed out | crashed | survived | not reached | detected |",
         "|---|---|---:|---:|---:|---:|---:|---:|",
@@ -205,6 +220,14 @@ def write_report(
     )
     out += _section(
         "Equivalent mutants", equivalent, lambda m: f"Reason: {equivalents[m.id]['reason']}"
+    )
+    out += _section(
+        "Hardening: told apart only by objects that lie about themselves",
+        hardening,
+        lambda m: f"Reason: {reasons[m.id]} (tests: {_status(results[m.id], 'tests')})",
+        intro="Excluded from the kit's population: certification at core/strict judges "
+        'realistic input only (CONTRACT.md section 5, "What certification judges"). The '
+        "library tests judge them; `certify --level hardened` is where the kit sees them.",
     )
     out += _section(
         "Wording the contract leaves free",

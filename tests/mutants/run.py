@@ -8,7 +8,10 @@ memory by an import hook (the tree on disk is never touched, so several mutants 
 and judged by two independent commands, each in its own forked process:
 
 - **the kit alone**: one `conformance.certify(RegistryExecutor, only=clauses, level="strict",
-  profile="ci", seed=0, fail_fast=True)`, stopping at the first clause that does not pass.
+  profile="ci", seed=0, fail_fast=True)`, stopping at the first clause that does not pass. A
+  mutant strict does not kill is certified again at level ``hardened``: one only its
+  hostile-object traps kill is kind ``hardening`` (the library tests judge it, the kit's
+  population leaves it out: certification judges realistic input only, issue 18).
   Only the clauses whose reference run executes the mutated statement are run (a clause that
   never reaches the mutated code behaves exactly as on the reference, seed and all);
 - **polyloop's own library tests** (`tests/test_*.py` about the library): `pytest -x` over the
@@ -484,7 +487,7 @@ def _kit_verdict(
             RegistryExecutor, only=clauses, level="strict", profile="ci", seed=0, fail_fast=True
         )
         if report.passed:
-            return {"status": "survived"}
+            return _hardening(certify, RegistryExecutor, clauses)
         return {"status": "killed", "clause": report.failed_ids()[0]}
     for clause in clauses:
         try:
@@ -493,7 +496,17 @@ def _kit_verdict(
             return {"status": "killed", "clause": clause, "detail": f"certify raised {exc!r}"[:300]}
         if not report.passed:
             return {"status": "killed", "clause": clause}
-    return {"status": "survived"}
+    return _hardening(certify, RegistryExecutor, clauses)
+
+
+def _hardening(certify: Any, executor: Any, clauses: Sequence[str]) -> dict[str, Any]:
+    """A mutant strict does not kill, judged again at level ``hardened`` (issue 18): one
+    that only a hostile-object trap kills is kind ``hardening`` (left to the library tests,
+    outside the kit's population), with the clause that told it apart as its reason."""
+    report = certify(executor, only=clauses, level="hardened", profile="ci", seed=0, fail_fast=True)
+    if report.passed:
+        return {"status": "survived"}
+    return {"status": "survived", "hardening": report.failed_ids()[0]}
 
 
 def _tests_verdict(mutant: Mutant, nodeids: Sequence[str]) -> dict[str, Any]:
@@ -642,8 +655,10 @@ def _equivalents() -> dict[str, dict[str, str]]:
         if not isinstance(entry.get("reason"), str) or not entry["reason"].strip():
             raise SystemExit(f"{EQUIVALENT_FILE}: entry {entry.get('id')!r} needs a reason")
         kind = entry.get("kind", "equivalent")
-        if kind not in ("equivalent", "wording"):
-            raise SystemExit(f"{EQUIVALENT_FILE}: {entry['id']!r}: kind is equivalent or wording")
+        if kind not in ("equivalent", "wording", "hardening"):
+            raise SystemExit(
+                f"{EQUIVALENT_FILE}: {entry['id']!r}: kind is equivalent, wording or hardening"
+            )
         found[entry["id"]] = {"reason": entry["reason"], "kind": kind}
     return found
 

@@ -90,6 +90,27 @@ def test_wording_entry_may_be_killed_by_the_tests_but_not_by_the_kit(tmp_path: P
     assert problems and "detected by the kit" in problems[0]
 
 
+def test_hardening_mutant_leaves_the_kit_population_with_the_clause_as_its_reason(
+    tmp_path: Path,
+) -> None:
+    """Issue 18: a mutant strict passes and hardened kills is kind hardening, judged by the
+    library tests only, listed with the clause that told it apart."""
+    results = {
+        "h": {"kit": {"status": "survived", "hardening": "E13"}, "tests": {"status": "killed"}},
+        "alive": verdicts("survived", "killed"),
+    }
+    assert write(tmp_path, [mutant("h"), mutant("alive")], results) == []
+    text = (tmp_path / "detection.md").read_text()
+    assert "| kit alone | validation/dispatch path (1) | 0 | 0 | 0 | 1 | 0 | **0.0%** |" in text
+    assert "all non-equivalent (2)" in text
+    assert "kind `hardening`" in text and "level hardened fails it on E13" in text
+    hardening = {"h": {"reason": "a lying key", "kind": "hardening"}}
+    problems = write(
+        tmp_path, [mutant("h")], {"h": verdicts("killed", "killed")}, equivalents=hardening
+    )
+    assert problems and "detected by the kit" in problems[0]
+
+
 def test_equivalent_mutant_that_survives_is_listed_with_its_reason(tmp_path: Path) -> None:
     problems = write(
         tmp_path,

@@ -151,6 +151,11 @@ class ZooExecutor:
     KNOWN_MISS: ClassVar[str | None] = None
     """Why the kit does not catch this bug yet (its zoo test is then a strict xfail)."""
 
+    LEVEL: ClassVar[str] = "strict"
+    """The level that catches the bug. ``hardened``: only an object that lies about itself
+    (CONTRACT.md section 5, "What certification judges") shows it, so the entry must *pass*
+    ``strict`` and fail only at ``hardened``."""
+
     NAMES_SHOWN: ClassVar[int] = MAX_NAMED
     """How many missing, unexpected or mistyped keys a rejection lists before "and N more"."""
 

@@ -82,9 +82,10 @@ class EnvErrorAsNotExecuted(ZooExecutor):
 
 
 class LeaksTraceback(ZooExecutor):
-    """The observation of a failing handler carries the whole traceback (E4: no traceback)."""
+    """The observation of a failing handler carries the whole traceback (E4: no traceback;
+    E12: the whole observation is "<ClassName>: <exception str() failed>", issue 18)."""
 
-    VIOLATES: ClassVar[tuple[str, ...]] = ("E4",)
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E4", "E12")
 
     def exception_text(self, exc: Exception) -> str:
         trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
@@ -576,6 +577,8 @@ class StrSystemExitEscapes(ZooExecutor):
     The mutants of ``_exception_text`` that narrow ``except BaseException`` to ``except
     Exception``."""
 
+    LEVEL = "hardened"
+
     VIOLATES: ClassVar[tuple[str, ...]] = ("E12",)
 
     def exception_str(self, exc: Exception) -> str | None:
@@ -591,6 +594,8 @@ class ExceptionNameCrashes(ZooExecutor):
 
     The mutants of ``_exception_name`` that read ``type(exc).__name__`` unguarded."""
 
+    LEVEL = "hardened"
+
     VIOLATES: ClassVar[tuple[str, ...]] = ("E4",)
 
     def exception_name(self, exc: Exception) -> str:
@@ -603,6 +608,8 @@ class ClaimedStrAccepted(ZooExecutor):
 
     The mutants of ``RegistryExecutor.execute`` that test the result with ``isinstance``
     instead of ``issubclass(type(result), str)``."""
+
+    LEVEL = "hardened"
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("E9",)
 
@@ -620,6 +627,8 @@ class NonJsonLeavesShared(ZooExecutor):
     The mutants of ``thaw``/``thaw_arguments``/``_copy_leaf`` that skip the deep copy of such
     leaves."""
 
+    LEVEL = "hardened"
+
     VIOLATES: ClassVar[tuple[str, ...]] = ("E13",)
 
     def handler_arguments(self, call: ToolCall) -> object:
@@ -632,6 +641,8 @@ class HostileKeyCrashesValidation(ZooExecutor):
 
     The mutants of ``_CompiledTool.problem`` that drop the guard around the checks and of
     ``_plain_key`` that compare keys with their own ``__eq__``."""
+
+    LEVEL = "hardened"
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("E2",)
 
@@ -693,6 +704,8 @@ class NonJsonLeavesAsText(ZooExecutor):
     The ``thaw`` mutants that turn every leaf into a set (``if not type(value) is
     frozenset``): E8's calls hold JSON only, so E13 must judge the hand-over itself."""
 
+    LEVEL = "hardened"
+
     VIOLATES: ClassVar[tuple[str, ...]] = ("E13",)
 
     def handler_arguments(self, call: ToolCall) -> object:
@@ -705,6 +718,8 @@ class NonJsonLeavesNeverHandedOver(ZooExecutor):
 
     The ``thaw`` mutants whose comparison of types raises (``type(value) > frozenset``): the
     ``TypeError`` is caught around the handler call, which never happens."""
+
+    LEVEL = "hardened"
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("E13",)
 
@@ -720,6 +735,8 @@ class FlatCallsShareObjectKeys(ZooExecutor):
     mutation of it reaches the recorded call (E13).
 
     The ``thaw_arguments`` mutants ``type(key) is not str`` -> ``is str`` / ``== str``."""
+
+    LEVEL = "hardened"
 
     VIOLATES: ClassVar[tuple[str, ...]] = ("E13",)
 
@@ -755,6 +772,96 @@ class RegistryPropertyGivesNames(RegistryExecutor):
     @property
     def registry(self) -> Any:  # type: ignore[override]
         return tuple(super().registry.names())
+
+
+# ---- issue 18: gaps an independent broken set (tests/specificity/broken) exposed ----------
+
+
+class RequiredOnlyAmongProperties(ZooExecutor):
+    """Checks only the required keys ``properties`` describes: a required key the schema does
+    not list under ``properties`` may be missing (V4 says any key listed in ``required``)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("V4",)
+
+    def check_required(
+        self, schema: Mapping[str, object], arguments: Mapping[str, object]
+    ) -> str | None:
+        properties = schema.get("properties")
+        listed = properties if isinstance(properties, Mapping) else {}
+        narrowed = {**schema, "required": [k for k in schema.get("required") or () if k in listed]}  # type: ignore[attr-defined]
+        return super().check_required(narrowed, arguments)
+
+
+class ClosedNeedsProperties(ZooExecutor):
+    """Closes a schema only when it has ``properties``: ``additionalProperties: false`` with
+    none (or ``{}``) lets every key through (V5: no key is in ``properties`` then)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("V5",)
+
+    def additional_applies(self, schema: Mapping[str, object]) -> bool:
+        return bool(schema.get("properties")) and super().additional_applies(schema)
+
+
+class SharedArgumentBuffer(ZooExecutor):
+    """Reuses one dict for every call's arguments: concurrent calls whose handlers read their
+    arguments after an ``await`` see the other call's (E11)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E11",)
+
+    def __init__(self, registry: Any) -> None:
+        super().__init__(registry)
+        self._buffer: dict[str, object] = {}
+
+    def handler_arguments(self, call: ToolCall) -> object:
+        self._buffer.clear()
+        self._buffer.update(thaw(call.arguments))  # type: ignore[arg-type]
+        return self._buffer
+
+
+class ParametersCountCalls(ZooExecutor):
+    """``parameters()`` reports how many calls ran: two reads with no ``execute`` between them
+    agree, but it changes once ``execute`` ran (E15: the same on every call)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E15",)
+
+    def __init__(self, registry: Any) -> None:
+        super().__init__(registry)
+        self._calls = 0
+
+    def parameters(self) -> Mapping[str, str]:
+        return {**super().parameters(), "calls": str(self._calls)}
+
+    async def execute(self, action: Action) -> ActionOutcome:
+        self._calls += 1
+        return await super().execute(action)
+
+
+class KeepsResultOfLateCancel(ZooExecutor):
+    """Runs the handler as a task and, when cancelled after that task finished, returns its
+    result instead of re-raising (E6: what ``asyncio.wait_for`` does before 3.12)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E6",)
+
+    async def invoke(self, spec: ToolSpec, arguments: object) -> object:
+        task = asyncio.ensure_future(super().invoke(spec, arguments))
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if task.done() and not task.cancelled():
+                return task.result()
+            task.cancel()
+            raise
+
+
+class FallbackWithoutClassName(ZooExecutor):
+    """Says only ``<exception str() failed>`` for an ordinary exception whose ``str()`` raises,
+    without the class name (E12 asks for the whole line)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E12",)
+
+    def exception_text(self, exc: Exception) -> str:
+        text = self.exception_str(exc)
+        return "<exception str() failed>" if text is None else super().exception_text(exc)
 
 
 BROKEN: tuple[type[Any], ...] = tuple(

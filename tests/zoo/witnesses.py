@@ -446,6 +446,10 @@ async def v5(factory: Factory) -> str | None:
     schema = {"properties": {"a": {}}, "additionalProperties": False}
     problem = await _names_keys(factory, schema, {"a": 1, "surplus_key": 2}, "surplus_key")
     problem = problem or await _names_ten(factory, schema, dict.fromkeys(_TWELVE, 1))
+    # Issue 18: closed with no properties at all, every key is unexpected.
+    problem = problem or await _names_keys(
+        factory, {"additionalProperties": False}, {"lone_key": 1}, "lone_key"
+    )
     if problem:
         return problem
     schema = {"additionalProperties": False, "patternProperties": {"^x": {}}}
