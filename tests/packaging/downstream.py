@@ -422,9 +422,6 @@ def guard_accepts_a_zero_x_break(tmp: Path, check: Check) -> None:
 # -- issue 24: the executor guide, plain_arguments, a shadowed kit ----------------------------
 
 GUIDE_EXECUTOR = ROOT / "examples" / "my_executor.py"
-HOSTILE_TRAP_CLAUSES = {"E4", "E9", "E12"}
-"""Clauses whose strict traps still use objects that lie about themselves (a known kit defect):
-the guide's honest executor may fail only these, and passes them once the kit is fixed."""
 
 PLAIN_ARGUMENTS_SCRIPT = """
 import json
@@ -458,9 +455,8 @@ def guide_executor_certifies(tmp: Path, bin_dir: Path, check: Check) -> None:
         data = json.loads(report.read_text())
         failed = {clause["id"] for clause in data["results"] if clause["status"] != "pass"}
     check(
-        report.is_file() and len(data["results"]) == 23 and failed <= HOSTILE_TRAP_CLAUSES,
-        "the guide's executor certifies at strict (all 23 clauses; E4/E9/E12 may fail only "
-        f"on the kit's hostile-object traps: {sorted(failed) or 'none failed'})",
+        report.is_file() and len(data["results"]) == 23 and not failed,
+        f"the guide's executor certifies at strict (failed: {sorted(failed) or 'none'})",
         output(result),
     )
 
