@@ -447,8 +447,9 @@ def refuse_read_only(path: Path) -> None:
     # Mode bits, not os.access: root may write anything, and would silently replace it.
     if not mode & stat.S_IWUSR or not os.access(path, os.W_OK):
         raise BaselineError(
-            f"baseline {path} is read-only (mode {mode:04o}); not replacing it —"
-            f" make it writable (`chmod u+w {path}`) to update it"
+            f"baseline {path} is read-only (mode {mode:04o}); not replacing it — `check` reads"
+            " it as it is; to record a new one, run `update` where the baseline may be written"
+            " (your own checkout) or give `--baseline` a writable path"
         )
 
 

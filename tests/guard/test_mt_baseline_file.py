@@ -231,7 +231,8 @@ def test_M3_read_only_baseline_is_never_replaced(
     assert main(["update", name, "--baseline", str(path)]) == 2
     assert capsys.readouterr().err == (
         f"polyloop-metatests: error: baseline {path} is read-only (mode 0444); not replacing it"
-        f" — make it writable (`chmod u+w {path}`) to update it\n"
+        " — `check` reads it as it is; to record a new one, run `update` where the baseline may"
+        " be written (your own checkout) or give `--baseline` a writable path\n"
     )
     assert (path.read_bytes(), path.stat().st_ino) == (before, inode)
     assert stat.S_IMODE(path.stat().st_mode) == 0o444
