@@ -629,7 +629,11 @@ def annotation_only(mutant: Mutant) -> bool:
     original = (ROOT / mutant.module).read_text(encoding="utf-8")
     if "from __future__ import annotations" not in original:
         return False
-    return stripped(original) == stripped(mutant.source)
+    try:
+        mutated = stripped(mutant.source)
+    except SyntaxError:  # e.g. `*` -> `+` in `(self, *, max_concurrency)`: judged, fails to import
+        return False
+    return stripped(original) == mutated
 
 
 def with_annotation_only(

@@ -185,6 +185,17 @@ def test_annotation_only_mutants_are_recognised_and_marked_equivalent() -> None:
     assert found == {only_annotation.id: {"kind": "equivalent", "reason": ANNOTATION_REASON}}
 
 
+def test_a_mutant_that_does_not_parse_is_judged_not_annotation_only() -> None:
+    """cosmic-ray turns the keyword-only marker `*` into `+`: invalid syntax, which must be
+    judged (it fails to import, so it is killed) rather than crash the harness."""
+    broken = _replaced(
+        "def batch_executor(self, *, max_concurrency",
+        "def batch_executor(self, +, max_concurrency",
+    )
+    assert not annotation_only(broken)
+    assert with_annotation_only([broken], {}) == {}
+
+
 def test_class_bodies_are_named_apart_from_the_module_and_their_methods() -> None:
     source = (ROOT / "polyloop/tools.py").read_text(encoding="utf-8")
     lines = source.splitlines()
