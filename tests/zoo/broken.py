@@ -843,14 +843,30 @@ class KeepsResultOfLateCancel(ZooExecutor):
     VIOLATES: ClassVar[tuple[str, ...]] = ("E6",)
 
     async def invoke(self, spec: ToolSpec, arguments: object) -> object:
-        task = asyncio.ensure_future(super().invoke(spec, arguments))
+        inner = super().invoke
+
+        async def boxed() -> tuple[bool, object]:
+            # A KeyboardInterrupt raised in a task of its own escapes the event loop itself
+            # (3.10), not `execute`: carry it back as a value and raise it here.
+            try:
+                return False, await inner(spec, arguments)
+            except asyncio.CancelledError:
+                raise
+            except BaseException as exc:
+                return True, exc
+
+        task = asyncio.ensure_future(boxed())
         try:
-            return await asyncio.shield(task)
+            raised, value = await asyncio.shield(task)
         except asyncio.CancelledError:
-            if task.done() and not task.cancelled():
-                return task.result()
-            task.cancel()
-            raise
+            if not task.done() or task.cancelled():
+                task.cancel()
+                raise
+            raised, value = task.result()
+        if raised:
+            assert isinstance(value, BaseException)
+            raise value
+        return value
 
 
 class FallbackWithoutClassName(ZooExecutor):

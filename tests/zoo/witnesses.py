@@ -201,6 +201,26 @@ async def e6(factory: Factory) -> str | None:
             continue
         if outcome is not exc:
             return f"{type(exc).__name__} from the handler: {describe(outcome)}"
+    return await _e6_late_cancel(factory)
+
+
+async def _e6_late_cancel(factory: Factory) -> str | None:
+    """A cancellation that arrives after the handler returned, while `execute` has not yet
+    handed back its outcome, must still propagate (what `asyncio.wait_for` lost before 3.12).
+    No clock: the witness cancels on the first loop turn at which the handler has returned."""
+    finished = returns("done")
+    task = asyncio.ensure_future(factory(registry(finished)).execute(call({})))
+    for _ in range(1000):
+        if finished.received or task.done():
+            break
+        await asyncio.sleep(0)
+    sent = not task.done() and task.cancel()
+    try:
+        outcome = await task
+    except BaseException:
+        return None
+    if sent:
+        return f"cancelled after the handler returned, yet: {describe(outcome)}"
     return None
 
 
