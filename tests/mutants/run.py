@@ -325,7 +325,10 @@ def code_patches(mutant: Mutant) -> list[tuple[types.CodeType, types.CodeType]] 
     such a mutant needs a fresh import instead of patched functions."""
     path = str(ROOT / mutant.module)
     original = compile((ROOT / mutant.module).read_text(encoding="utf-8"), path, "exec")
-    mutated = compile(mutant.source, path, "exec")
+    try:
+        mutated = compile(mutant.source, path, "exec")
+    except SyntaxError:
+        return None  # judged by a fresh import, which fails: every judge sees it
     before = {(c.co_qualname, c.co_firstlineno): c for c in _codes(original)}
     after = {(c.co_qualname, c.co_firstlineno): c for c in _codes(mutated)}
     if before.keys() != after.keys():

@@ -13,7 +13,15 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from detection_report import write_report
-from run import ANNOTATION_REASON, ROOT, Mutant, _locate, annotation_only, with_annotation_only
+from run import (
+    ANNOTATION_REASON,
+    ROOT,
+    Mutant,
+    _locate,
+    annotation_only,
+    code_patches,
+    with_annotation_only,
+)
 
 
 def mutant(name: str, *, on_path: bool = True) -> Mutant:
@@ -194,6 +202,7 @@ def test_a_mutant_that_does_not_parse_is_judged_not_annotation_only() -> None:
     )
     assert not annotation_only(broken)
     assert with_annotation_only([broken], {}) == {}
+    assert code_patches(broken) is None  # a fresh import judges it
 
 
 def test_class_bodies_are_named_apart_from_the_module_and_their_methods() -> None:
