@@ -153,7 +153,11 @@ def pip(bin_dir: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
 
 
 def project(root: Path, name: str, files: dict[str, str]) -> Path:
+    """Write ``files`` under ``root/name``. Bytecode caches there go first: a rewrite of the same
+    size within the same second (``0.3.2`` -> ``0.4.0``) would otherwise import the stale one."""
     directory = root / name
+    for cache in directory.rglob("__pycache__"):
+        shutil.rmtree(cache)
     for relative, text in files.items():
         (directory / relative).parent.mkdir(parents=True, exist_ok=True)
         (directory / relative).write_text(text)
