@@ -7,11 +7,17 @@ variable ``HYPOTHESIS_PROFILE``.
 Corpus tests report how many cases they checked through the `record_count` fixture: the counts
 go into the JUnit properties and into a short block at the end of the terminal summary, so a
 run that silently checked nothing is visible even before the floor assertions fail it.
+
+`@pytest.mark.one_python`: a slow test whose subject cannot differ between interpreters (the
+kit's generation over big corpora and number edges, check-tools over a corpus). With
+``POLYLOOP_ONE_PYTHON=3.11`` set (tox does), it runs on that Python only and is skipped, with
+that reason, on the others; without the variable it runs everywhere.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 
 import pytest
@@ -34,6 +40,21 @@ _COUNTS = pytest.StashKey[list[tuple[str, str, int]]]()
 
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[_COUNTS] = []
+
+
+_ONE_PYTHON = os.environ.get("POLYLOOP_ONE_PYTHON", "")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    running = f"{sys.version_info.major}.{sys.version_info.minor}"
+    if not _ONE_PYTHON or running == _ONE_PYTHON:
+        return
+    skip = pytest.mark.skip(
+        reason=f"one_python: interpreter-independent and slow; runs on {_ONE_PYTHON} only"
+    )
+    for item in items:
+        if item.get_closest_marker("one_python") is not None:
+            item.add_marker(skip)
 
 
 @pytest.fixture

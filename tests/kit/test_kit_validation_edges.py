@@ -103,6 +103,7 @@ _BOUNDED = {
 }
 
 
+@pytest.mark.one_python
 @pytest.mark.parametrize(
     "wanted",
     [
@@ -120,6 +121,7 @@ def test_V1_valid_arguments_reach_the_edges_of_a_range(wanted: Any) -> None:
     assert wanted(found)
 
 
+@pytest.mark.one_python
 @pytest.mark.parametrize(
     "edge", [1e16, -0.0, 2**64 + 1, 10**400], ids=["1e16", "-0.0", "2**64+1", "10**400"]
 )

@@ -20,6 +20,7 @@ def run(*argv: str) -> int:
     return run_registered(add_check_tools_command, "check-tools", *argv)
 
 
+@pytest.mark.one_python
 def test_H2_check_tools_on_the_bfcl_corpus_exits_1_with_fixes(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -37,6 +38,7 @@ def test_H2_check_tools_on_the_bfcl_corpus_exits_1_with_fixes(
     assert report["clauses"]["H2"] == {"pass": 0, "fail": 1167, "skipped": 0}
 
 
+@pytest.mark.one_python
 def test_check_tools_on_the_mcp_corpus_fails_only_the_shared_names(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -15,6 +15,8 @@ import pytest
 
 from conformance.toolcheck import ToolCheckReport, check_registry, load_tool_file
 
+pytestmark = pytest.mark.one_python
+
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "tool-schemas"
 
 

@@ -115,6 +115,7 @@ def test_H2_check_tools_sends_no_request_for_a_remote_ref_in_any_keyword(
     assert f"external `$ref` `{base}/schema.json` is not resolved; inline it" in out
 
 
+@pytest.mark.one_python
 def test_H2_a_file_ref_is_never_opened_and_its_content_never_printed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

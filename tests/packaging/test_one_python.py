@@ -1,0 +1,69 @@
+"""The ``one_python`` marker (tests/conftest.py): with ``POLYLOOP_ONE_PYTHON`` naming another
+interpreter a marked test is skipped with the reason; naming this one, or unset, it runs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNNING = f"{sys.version_info.major}.{sys.version_info.minor}"
+OTHER = "3.10" if RUNNING != "3.10" else "3.11"
+
+SAMPLE = """
+import pytest
+
+@pytest.mark.one_python
+def test_marked():
+    pass
+
+def test_plain():
+    pass
+"""
+
+
+def _run(tmp_path: Path, one_python: str | None) -> str:
+    (tmp_path / "tests").mkdir(exist_ok=True)
+    (tmp_path / "tests" / "conftest.py").write_text((ROOT / "tests" / "conftest.py").read_text())
+    (tmp_path / "tests" / "test_sample.py").write_text(SAMPLE)
+    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    one_python: see conftest\n")
+    env = {k: v for k, v in os.environ.items() if k != "POLYLOOP_ONE_PYTHON"}
+    if one_python is not None:
+        env["POLYLOOP_ONE_PYTHON"] = one_python
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-rs",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:xdist",
+            "tests",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+@pytest.mark.parametrize("one_python", [None, RUNNING])
+def test_marked_test_runs_on_the_named_python_or_without_the_variable(
+    tmp_path: Path, one_python: str | None
+) -> None:
+    assert "2 passed" in _run(tmp_path, one_python)
+
+
+def test_marked_test_is_skipped_with_its_reason_on_another_python(tmp_path: Path) -> None:
+    out = _run(tmp_path, OTHER)
+    assert "1 passed, 1 skipped" in out
+    assert f"interpreter-independent and slow; runs on {OTHER} only" in out
