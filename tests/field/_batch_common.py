@@ -15,10 +15,15 @@ are the same for all three, so the divergences the kit reports come from the run
   function (`BatchFieldExecutor.enter`) awaits ``journal.started(i, action)`` and then, with no
   await in between, the spec's handler. So "entered" is the moment the runtime calls the tool's
   own code, and a fault in ``started`` is, to the runtime, the tool's own exception.
-- **The journal's** ``committed``. A runtime hands back a turn's results together, when its
-  multi-call path returns; the frame then commits every outcome in model order and returns
-  them. When the path raises (a propagated tool exception, a cancellation), the runtime hands
-  back no per-call results, so nothing is committed and the exception propagates unchanged.
+- **The journal's** ``committed``. The runtime's call runs in its own task while the frame
+  commits, in model order, each prefix of known outcomes: an outcome is known when the
+  runtime's own per-call signal says the call has its final result (`BatchFieldExecutor.known`;
+  each adapter names the signal it uses), and every outcome is known when the runtime's
+  multi-call path returns its list. The outcome committed is the one returned. When the path
+  raises (a propagated tool exception, a cancellation), the runtime hands back no result for
+  the calls not yet known, so nothing more is committed and the exception propagates
+  unchanged. A cancellation of the batch is passed on to the runtime's task, and the batch
+  waits for that task to end as the runtime ends it.
 - **max_concurrency.** Passed to the runtime's own knob where it has one; each adapter's
   docstring says how.
 
@@ -28,6 +33,7 @@ every task a runtime creates copies it, so concurrent batches on one executor st
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -71,7 +77,9 @@ class Call:
 class _Turn:
     actions: Sequence[Action]
     journal: BatchJournal | None
-    entered: list[int] = field(default_factory=list)
+    outcomes: list[ActionOutcome | None]
+    committed: int = 0
+    changed: asyncio.Future[None] | None = field(default=None)
 
 
 _TURN: contextvars.ContextVar[_Turn | None] = contextvars.ContextVar(
@@ -105,41 +113,96 @@ class BatchFieldExecutor(ABC):
         actions = tuple(actions)
         if not actions:
             return ()
-        outcomes: list[ActionOutcome | None] = [None] * len(actions)
+        turn = _Turn(actions, journal, [None] * len(actions))
         calls: list[Call] = []
         for index, action in enumerate(actions):
             tool_call = action.tool_call
             if tool_call is None:
-                outcomes[index] = not_executed(NO_TOOL_CALL)
+                turn.outcomes[index] = not_executed(NO_TOOL_CALL)
                 continue
             call = Call(index, tool_call.name, plain_json(tool_call.arguments))
             early = self.pre_resolve(call)
             if early is not None:
-                outcomes[index] = early
+                turn.outcomes[index] = early
             else:
                 calls.append(call)
         if calls:
-            token = _TURN.set(_Turn(actions, journal))
+            token = _TURN.set(turn)
             try:
-                results = await self.run_turn(calls)
+                # Created while the turn is set: the runtime's task and every task it starts
+                # copy the variable, so the tools and `known` find this batch.
+                runtime = asyncio.ensure_future(self.run_turn(calls))
             finally:
                 _TURN.reset(token)
-            for call in calls:
-                outcomes[call.index] = results[call.index]
-        done = tuple(outcome for outcome in outcomes if outcome is not None)
+            await self._pump(turn, runtime)
+            for index, outcome in runtime.result().items():
+                if turn.outcomes[index] is None:
+                    turn.outcomes[index] = outcome
+                else:
+                    assert turn.outcomes[index] == outcome, "a per-call result changed at the end"
+        await self._commit_known(turn)
+        done = tuple(outcome for outcome in turn.outcomes if outcome is not None)
         assert len(done) == len(actions), "the runtime answered fewer calls than it was given"
-        if journal is not None:
-            for index, outcome in enumerate(done):
-                await journal.committed(index, outcome)
         return done
+
+    async def _pump(self, turn: _Turn, runtime: asyncio.Future[dict[int, ActionOutcome]]) -> None:
+        """Wait for the runtime, committing each prefix of known outcomes meanwhile (B2).
+
+        A cancellation of the batch is passed on to the runtime (as if the batch awaited it
+        directly), and the batch goes on waiting for the runtime to end its own way. A journal
+        fault cancels the runtime, waits for it to end, and propagates.
+        """
+        try:
+            while not runtime.done():
+                await self._commit_known(turn)
+                if runtime.done():
+                    break
+                turn.changed = asyncio.get_running_loop().create_future()
+                try:
+                    await asyncio.wait({runtime, turn.changed}, return_when=asyncio.FIRST_COMPLETED)
+                except asyncio.CancelledError:
+                    runtime.cancel()
+                finally:
+                    turn.changed = None
+        except BaseException:
+            runtime.cancel()
+            while not runtime.done():
+                try:
+                    await asyncio.wait({runtime})
+                except asyncio.CancelledError:
+                    runtime.cancel()
+            if not runtime.cancelled():
+                runtime.exception()  # retrieved: the journal's fault is what propagates
+            raise
+
+    @staticmethod
+    async def _commit_known(turn: _Turn) -> None:
+        journal = turn.journal
+        while turn.committed < len(turn.outcomes):
+            outcome = turn.outcomes[turn.committed]
+            if outcome is None:
+                return
+            if journal is not None:
+                await journal.committed(turn.committed, outcome)
+            turn.committed += 1
+
+    @staticmethod
+    def known(index: int, outcome: ActionOutcome) -> None:
+        """The runtime's per-call signal that call `index` has its final result (if it has
+        one): the outcome is recorded and committed as soon as every earlier one is."""
+        turn = _TURN.get()
+        assert turn is not None, "known() outside a batch"
+        if turn.outcomes[index] is None:
+            turn.outcomes[index] = outcome
+        changed = turn.changed
+        if changed is not None and not changed.done():
+            changed.set_result(None)
 
     async def enter(self, index: int, handler: ToolHandler, arguments: Any) -> Any:
         """Called by the runtime's tool function: the journal's ``started``, then the handler."""
         turn = _TURN.get()
-        if turn is not None:
-            turn.entered.append(index)
-            if turn.journal is not None:
-                await turn.journal.started(index, turn.actions[index])
+        if turn is not None and turn.journal is not None:
+            await turn.journal.started(index, turn.actions[index])
         return await handler(arguments)
 
     def pre_resolve(self, call: Call) -> ActionOutcome | None:

@@ -31,7 +31,10 @@ decisions:
   ``tool_not_found_behavior="raise_error"``, raises ``ModelBehaviorError`` for the whole
   response before any tool runs, ``turn_resolution.py``; answering that call alone keeps the
   matrix about the batch path), and arguments ``json.dumps`` cannot write are NOT_EXECUTED.
-- **Journal**: ``committed`` calls follow the returned list (`field._batch_common`).
+- **Journal**: a call's outcome is known when the SDK hands its output item to the
+  ``tool_output_committer`` callback (the Runner's hook for committing each tool output as it
+  lands, ``_FunctionToolBatchExecutor._invoke_tool_and_run_post_invoke``); the frame commits
+  each prefix in model order (`field._batch_common`).
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agents import Agent, RunConfig, RunContextWrapper, RunHooks
+from agents.items import RunItem, ToolCallOutputItem
 from agents.run_config import ToolExecutionConfig
 from agents.run_internal.agent_bindings import bind_public_agent
 from agents.run_internal.run_steps import ToolRunFunction
@@ -116,9 +120,19 @@ class AgentsBatchExecutor(BatchFieldExecutor):
             hooks=RunHooks(),
             context_wrapper=RunContextWrapper(context=None),
             config=self._config,
+            tool_output_committer=self._committed_by_sdk,
         )
-        outcomes: dict[int, ActionOutcome] = {}
-        for call, result in zip(calls, results, strict=True):
-            output = result.output
-            outcomes[call.index] = executed(output if isinstance(output, str) else str(output))
-        return outcomes
+        return {
+            call.index: _outcome(result.output) for call, result in zip(calls, results, strict=True)
+        }
+
+    def _committed_by_sdk(self, item: RunItem) -> None:
+        """The SDK's per-call signal: a call's output item, committed as it lands."""
+        if isinstance(item, ToolCallOutputItem):
+            raw = item.raw_item
+            identifier = raw.get("call_id") if isinstance(raw, dict) else raw.call_id
+            self.known(index_of(identifier), _outcome(item.output))
+
+
+def _outcome(output: Any) -> ActionOutcome:
+    return executed(output if isinstance(output, str) else str(output))

@@ -28,6 +28,10 @@ Mapping decisions:
   only argument-validation errors (``ToolInvocationError``) become a ``ToolMessage``; every
   other exception of a tool is re-raised, ``gather`` propagates the first one, and the adapter
   lets it propagate (the graph step fails). ``gather`` does not cancel the other calls.
+- **Journal**: a call's outcome is known when LangChain's ``on_tool_end`` callback reports
+  its ``ToolMessage`` (a handler passed in the config's ``callbacks``); an unknown name is
+  known when the node returns. The frame commits each prefix in model order
+  (`field._batch_common`).
 - **Outcomes**: a ``ToolMessage`` is EXECUTED with its ``.text`` (non-str results have been
   stringified by ``_format_output``); an unknown name is NOT_EXECUTED with the error
   ``ToolMessage`` that ``ToolNode._validate_tool_call`` answers it with (naming the available
@@ -42,6 +46,7 @@ import contextvars
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import StructuredTool
 from langgraph.graph import END, START, MessagesState, StateGraph
@@ -63,6 +68,19 @@ async def _position(
     """``awrap_tool_call``: run the call unchanged, its position visible to its tool."""
     _INDEX.set(index_of(request.tool_call["id"]))
     return await execute(request)
+
+
+class _ToolEnd(AsyncCallbackHandler):
+    """LangChain's per-call signal: ``on_tool_end`` with the call's ``ToolMessage``."""
+
+    run_inline = True
+
+    def __init__(self, executor: BatchFieldExecutor) -> None:
+        self._executor = executor
+
+    async def on_tool_end(self, output: Any, **kwargs: Any) -> None:
+        if isinstance(output, ToolMessage):
+            self._executor.known(index_of(output.tool_call_id), executed(str(output.text)))
 
 
 class LangGraphBatchExecutor(BatchFieldExecutor):
@@ -106,7 +124,8 @@ class LangGraphBatchExecutor(BatchFieldExecutor):
             ],
         )
         output = await self._graph.ainvoke(
-            {"messages": [message]}, {"max_concurrency": self.max_concurrency}
+            {"messages": [message]},
+            {"max_concurrency": self.max_concurrency, "callbacks": [_ToolEnd(self)]},
         )
         names = {call.index: call.name for call in calls}
         outcomes: dict[int, ActionOutcome] = {}

@@ -1,14 +1,15 @@
-"""A `BatchExecutor` over pydantic-ai: one model response's tool calls run by ``Agent.run``.
+"""A `BatchExecutor` over pydantic-ai: one model response's tool calls run by an agent run.
 
-The adapter drives the agent graph itself: an `Agent` on pydantic-ai's `FunctionModel` whose
-first response is the batch (one ``ToolCallPart`` per call, ids ``call_<i>``) and whose second
-ends the run with a text. Between the two the graph's ``CallToolsNode`` runs the response's
-calls through ``process_tool_calls`` → ``_ToolCallProcessor._call_tools``
-(``pydantic_ai/_tool_execution.py``): the calls are split into segments at ``sequential=True``
-barriers (``_segment_by_barriers``), each segment runs as one asyncio task per call, and the
-returns are put into the next ``ModelRequest`` sorted by call index. The adapter reads that
-request. Tools are built as in `field.pydantic_ai_adapter` (``Tool.from_schema``, which
-validates nothing), with ``takes_ctx=True`` so the tool function sees its call id.
+The adapter drives the agent graph itself (``Agent.iter``, node by node): an `Agent` on
+pydantic-ai's `FunctionModel` whose first response is the batch (one ``ToolCallPart`` per call,
+ids ``call_<i>``) and whose second ends the run with a text. Between the two the graph's
+``CallToolsNode`` runs the response's calls through ``process_tool_calls`` →
+``_ToolCallProcessor._call_tools`` (``pydantic_ai/_tool_execution.py``): the calls are split
+into segments at ``sequential=True`` barriers (``_segment_by_barriers``), each segment runs as
+one asyncio task per call, and the returns are put into the next ``ModelRequest`` sorted by call
+index. The adapter reads that request. Tools are built as in `field.pydantic_ai_adapter`
+(``Tool.from_schema``, which validates nothing), with ``takes_ctx=True`` so the tool function
+sees its call id.
 
 Mapping decisions:
 
@@ -28,6 +29,12 @@ Mapping decisions:
   ``RetryPromptPart``) is NOT_EXECUTED with the text the model is shown. Tool retries are
   unlimited (``retries`` is set high), so a batch with several bad calls is answered per call
   instead of ending the run with ``UnexpectedModelBehavior``.
+- **Journal**: a call's outcome is known when the run emits its ``FunctionToolResultEvent``
+  (pydantic-ai's per-call signal, in completion order), read by driving the run node by node
+  with ``Agent.iter`` and streaming the ``CallToolsNode`` (``node.stream(run.ctx)``), the
+  documented way to see tool events without a streaming model (``Agent.run`` with an
+  ``event_stream_handler`` needs one); the frame commits each prefix in model order
+  (`field._batch_common`).
 - **Exceptions**: only ``ModelRetry``/``ToolFailed`` become per-call parts; any other exception
   cancels and drains the segment's siblings (``cancel_and_drain`` in ``_call_tools``) and ends
   the run, and the adapter lets it propagate. pydantic-ai keeps the returns of siblings that
@@ -39,11 +46,13 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterable, Iterator, Sequence
 from typing import Any
 
 from pydantic_ai import Agent, RunContext, Tool
 from pydantic_ai.messages import (
+    FunctionToolResultEvent,
+    HandleResponseEvent,
     ModelMessage,
     ModelRequest,
     ModelResponse,
@@ -65,8 +74,9 @@ RETRIES = 1_000_000
 _CALLS: contextvars.ContextVar[Sequence[Call]] = contextvars.ContextVar("pydantic_ai_batch")
 
 
-def _respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    """The scripted model: the batch first, then a text that ends the run."""
+async def _respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    """The scripted model: the batch first, then a text that ends the run. A coroutine, so
+    the run never waits on a worker thread (`FunctionModel` runs a plain function in one)."""
     if len(messages) == 1:
         return ModelResponse(
             parts=[
@@ -115,10 +125,14 @@ class PydanticAiBatchExecutor(BatchFieldExecutor):
         token = _CALLS.set(calls)
         try:
             with self._mode():
-                result = await self._agent.run("go")
+                async with self._agent.iter("go") as run:
+                    async for node in run:
+                        if Agent.is_call_tools_node(node):
+                            async with node.stream(run.ctx) as events:
+                                await self._events(events)
+                messages = run.all_messages()
         finally:
             _CALLS.reset(token)
-        messages = result.all_messages()
         request = next(
             message
             for position, message in enumerate(messages)
@@ -126,12 +140,22 @@ class PydanticAiBatchExecutor(BatchFieldExecutor):
         )
         outcomes: dict[int, ActionOutcome] = {}
         for part in request.parts:
-            if isinstance(part, ToolReturnPart):
-                index = index_of(part.tool_call_id)
-                if part.outcome == "retried":
-                    outcomes[index] = not_executed(part.model_response_str())
-                else:
-                    outcomes[index] = executed(part.model_response_str())
-            elif isinstance(part, RetryPromptPart):
-                outcomes[index_of(part.tool_call_id)] = not_executed(part.model_response())
+            if isinstance(part, (ToolReturnPart, RetryPromptPart)):
+                outcomes[index_of(part.tool_call_id)] = _outcome(part)
         return outcomes
+
+    async def _events(self, events: AsyncIterable[HandleResponseEvent]) -> None:
+        """The run's per-call signal: a ``FunctionToolResultEvent`` as each call settles."""
+        async for event in events:
+            if isinstance(event, FunctionToolResultEvent):
+                part = event.part
+                if isinstance(part, (ToolReturnPart, RetryPromptPart)):
+                    self.known(index_of(part.tool_call_id), _outcome(part))
+
+
+def _outcome(part: ToolReturnPart | RetryPromptPart) -> ActionOutcome:
+    if isinstance(part, RetryPromptPart):
+        return not_executed(part.model_response())
+    if part.outcome == "retried":
+        return not_executed(part.model_response_str())
+    return executed(part.model_response_str())
