@@ -15,7 +15,8 @@ are the same for all three, so the divergences the kit reports come from the run
   function (`BatchFieldExecutor.enter`) awaits ``journal.started(i, action)`` and then, with no
   await in between, the spec's handler. So "entered" is the moment the runtime calls the tool's
   own code, and a fault in ``started`` is, to the runtime, the tool's own exception.
-- **The journal's** ``committed``. The runtime's call runs in its own task while the frame
+- **The journal's** ``committed``. With a journal, the runtime's call runs in its own task
+  while the frame
   commits, in model order, each prefix of known outcomes: an outcome is known when the
   runtime's own per-call signal says the call has its final result (`BatchFieldExecutor.known`;
   each adapter names the signal it uses), and every outcome is known when the runtime's
@@ -23,7 +24,8 @@ are the same for all three, so the divergences the kit reports come from the run
   raises (a propagated tool exception, a cancellation), the runtime hands back no result for
   the calls not yet known, so nothing more is committed and the exception propagates
   unchanged. A cancellation of the batch is passed on to the runtime's task, and the batch
-  waits for that task to end as the runtime ends it.
+  waits for that task to end as the runtime ends it. Without a journal the frame awaits the
+  runtime's call directly, so every exception reaches the caller as the object it was.
 - **max_concurrency.** Passed to the runtime's own knob where it has one; each adapter's
   docstring says how.
 
@@ -87,6 +89,19 @@ _TURN: contextvars.ContextVar[_Turn | None] = contextvars.ContextVar(
 )
 
 
+def _result(runtime: asyncio.Future[dict[int, ActionOutcome]]) -> dict[int, ActionOutcome]:
+    """The runtime task's result, or what it raised; for a task that ended in CancelledError,
+    the very object its coroutine raised (``Task.result()`` makes a new one and keeps the
+    original as its ``__context__``), as if the batch had awaited the runtime itself."""
+    try:
+        return runtime.result()
+    except asyncio.CancelledError as error:
+        original = error.__context__
+        if isinstance(original, asyncio.CancelledError):
+            raise original from None
+        raise
+
+
 class BatchFieldExecutor(ABC):
     """The frame of every batch adapter: ``Factory(registry, max_concurrency=N)``,
     `parameters()` in the shape polyloop's `RegistryBatchExecutor` reports, positions as call
@@ -129,13 +144,20 @@ class BatchFieldExecutor(ABC):
         if calls:
             token = _TURN.set(turn)
             try:
-                # Created while the turn is set: the runtime's task and every task it starts
-                # copy the variable, so the tools and `known` find this batch.
-                runtime = asyncio.ensure_future(self.run_turn(calls))
+                if journal is None:
+                    # Nothing to commit meanwhile: await the runtime directly, so what it
+                    # raises (a cancellation included) reaches the caller as the very object.
+                    results = await self.run_turn(calls)
+                else:
+                    # Created while the turn is set: the runtime's task and every task it
+                    # starts copy the variable, so the tools and `known` find this batch.
+                    runtime = asyncio.ensure_future(self.run_turn(calls))
             finally:
                 _TURN.reset(token)
-            await self._pump(turn, runtime)
-            for index, outcome in runtime.result().items():
+            if journal is not None:
+                await self._pump(turn, runtime)
+                results = _result(runtime)
+            for index, outcome in results.items():
                 if turn.outcomes[index] is None:
                     turn.outcomes[index] = outcome
                 else:
