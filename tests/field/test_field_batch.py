@@ -349,7 +349,7 @@ async def B14_cancellation_waits_for_running_calls_and_answers_each(factory: Any
 @scenario
 async def B14_a_handler_ignoring_cancellation_keeps_the_batch_waiting(factory: Any) -> None:
     harness = harness_for(factory, journal=False)
-    task = harness.start([act("safe", 0, "ignore_cancel")])
+    task = harness.start([act("safe", 0, "ignore_cancel"), act("safe", 1)])
     await settle()
     task.cancel()
     await settle()
