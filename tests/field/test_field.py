@@ -143,6 +143,10 @@ class _FieldAdapter:
     ADAPTER: ClassVar[str]
 
     def test_clause_verdict(self, report: Report, clause: str) -> None:
+        assert clause in report, (
+            f"{self.ADAPTER}: the kit's report has no {clause} (it reported "
+            f"{', '.join(report)}); a batch factory is certified against V/E and B1-B18"
+        )
         result = report[clause]
         expected = _true_verdict(self.ADAPTER, clause)
         entry = EXPECTED[self.ADAPTER]
