@@ -179,9 +179,11 @@ class BatchFieldExecutor(ABC):
                 await self._commit_known(turn)
                 if runtime.done():
                     break
-                turn.changed = asyncio.get_running_loop().create_future()
+                changed: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+                turn.changed = changed
+                waiting: set[asyncio.Future[Any]] = {runtime, changed}
                 try:
-                    await asyncio.wait({runtime, turn.changed}, return_when=asyncio.FIRST_COMPLETED)
+                    await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
                 except asyncio.CancelledError:
                     runtime.cancel()
                 finally:

@@ -131,7 +131,7 @@ class AgentsBatchExecutor(BatchFieldExecutor):
         if isinstance(item, ToolCallOutputItem):
             raw = item.raw_item
             identifier = raw.get("call_id") if isinstance(raw, dict) else raw.call_id
-            self.known(index_of(identifier), _outcome(item.output))
+            self.known(index_of(str(identifier)), _outcome(item.output))
 
 
 def _outcome(output: Any) -> ActionOutcome:

@@ -63,8 +63,8 @@ _INDEX: contextvars.ContextVar[int] = contextvars.ContextVar("langgraph_batch_in
 
 async def _position(
     request: ToolCallRequest,
-    execute: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]],
-) -> ToolMessage | Command:
+    execute: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+) -> ToolMessage | Command[Any]:
     """``awrap_tool_call``: run the call unchanged, its position visible to its tool."""
     _INDEX.set(index_of(request.tool_call["id"]))
     return await execute(request)

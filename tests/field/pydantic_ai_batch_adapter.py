@@ -52,7 +52,6 @@ from typing import Any
 from pydantic_ai import Agent, RunContext, Tool
 from pydantic_ai.messages import (
     FunctionToolResultEvent,
-    HandleResponseEvent,
     ModelMessage,
     ModelRequest,
     ModelResponse,
@@ -104,7 +103,7 @@ class PydanticAiBatchExecutor(BatchFieldExecutor):
         async def function(ctx: RunContext[None], **kwargs: Any) -> Any:
             return await self.enter(index_of(ctx.tool_call_id), handler, kwargs)
 
-        return Tool.from_schema(
+        tool: Tool[None] = Tool.from_schema(
             function,
             name=spec.name,
             description=spec.description,
@@ -112,6 +111,7 @@ class PydanticAiBatchExecutor(BatchFieldExecutor):
             takes_ctx=True,
             sequential=not (spec.concurrency_safe is True and not spec.completes_run),
         )
+        return tool
 
     @contextlib.contextmanager
     def _mode(self) -> Iterator[None]:
@@ -144,7 +144,7 @@ class PydanticAiBatchExecutor(BatchFieldExecutor):
                 outcomes[index_of(part.tool_call_id)] = _outcome(part)
         return outcomes
 
-    async def _events(self, events: AsyncIterable[HandleResponseEvent]) -> None:
+    async def _events(self, events: AsyncIterable[object]) -> None:
         """The run's per-call signal: a ``FunctionToolResultEvent`` as each call settles."""
         async for event in events:
             if isinstance(event, FunctionToolResultEvent):
