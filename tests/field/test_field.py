@@ -94,7 +94,7 @@ def _certify(adapter: str, tmp_path: Path) -> Report:
         pytest.skip(
             f"{adapter} is a batch factory and this kit does not certify batch executors yet "
             "(select_clauses has no subject=; the kit's batch subject is on branch wp-batchkit): "
-            "its verdicts in expected.json are predictions until then"
+            "its verdicts in expected.json were observed with that branch's kit before the merge"
         )
     output = tmp_path / f"{adapter}.json"
     command = [
