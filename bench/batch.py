@@ -116,25 +116,32 @@ async def polyloop_run(count: int) -> float:
 
 
 def field_rows(rounds: int) -> str:
-    """The same turn through openai-agents' and pydantic-ai's runners (bench/_field_batch.py)."""
+    """The same turn through openai-agents', pydantic-ai's and LangGraph's runners
+    (bench/_field_batch.py); LangGraph's row only where it is installed."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from _field_batch import openai_agents_run, pydantic_ai_run
+    from _field_batch import langgraph_run, openai_agents_run, pydantic_ai_run
 
     async def measure_all() -> dict[str, float]:
-        return {
+        costs = {
             # polyloop's runs are short, so more of them give the median the same footing.
             "polyloop execute_batch": await marginal(polyloop_run, rounds * 20),
             "openai-agents Runner.run": await marginal(openai_agents_run, rounds),
             "pydantic-ai Agent.run": await marginal(pydantic_ai_run, rounds),
         }
+        if importlib.util.find_spec("langgraph") is not None:
+            costs["LangGraph ToolNode step"] = await marginal(langgraph_run, rounds)
+        return costs
 
     costs = asyncio.run(measure_all())
     ours = costs["polyloop execute_batch"]
     lines = ["one turn of N trivial tool calls, marginal cost per call ((T(100) - T(10)) / 90):"]
     for name, seconds in costs.items():
         lines.append(f"  {name:<26} {seconds * 1e6:10.1f} us")
+    for name, seconds in costs.items():
+        if name != "polyloop execute_batch":
+            lines.append(f"  {name:<26} / polyloop = {seconds / ours:8.1f}x")
     fastest = min(costs["openai-agents Runner.run"], costs["pydantic-ai Agent.run"])
-    lines.append(f"  faster of the two / polyloop = {fastest / ours:8.1f}x   (goal >= 10x)")
+    lines.append(f"  faster of OA, PA / polyloop  = {fastest / ours:8.1f}x   (goal >= 10x)")
     return "\n".join(lines)
 
 
