@@ -140,6 +140,7 @@ def _certify(request: dict[str, Any], channel: Channel) -> None:
     # (json.dumps, say) cannot reach the module-level values the checks are built from.
     import conformance.properties  # noqa: F401
     from conformance import cli, engine
+    from conformance.batch.subject import only_for_subject
 
     args = argparse.Namespace(target=request["target"], registry=request["registry"])
     try:
@@ -147,11 +148,20 @@ def _certify(request: dict[str, Any], channel: Channel) -> None:
     except cli.UsageError as exc:
         channel.send("usage", message=str(exc))
         return
+    try:
+        subject = engine._subject(target, registry)
+        only = only_for_subject(request["only"], subject, request.get("only_given", True))
+        clauses = engine.select_clauses(request["level"], only, subject)
+    except (ValueError, TypeError) as exc:
+        channel.send("usage", message=str(exc))
+        return
     channel.send(
         "ready",
         name=name,
         mode="black-box" if registry is not None else "white-box",
         where=_where(target),
+        subject=subject,
+        clauses=list(clauses),
     )
     runner: DeadlineRunner = WatchedRunner(LoopThread(), channel)
     try:
@@ -162,7 +172,7 @@ def _certify(request: dict[str, Any], channel: Channel) -> None:
             profile=request["profile"],
             seed=request["seed"],
             replay=request.get("replay"),
-            only=request["only"],
+            only=only,
             expected_failures=request["reasons"],
             deadline=request["deadline"],
             progress=None,

@@ -59,6 +59,10 @@ class Supervised:
     """Why the run could not finish (exit 2): set-up died, or ``--timeout``."""
     where: tuple[str, int] | None = None
     """The target's file and line, as the child found them (for CI annotations)."""
+    subject: str = "executor"
+    """``executor`` or ``batch``, as the child found the target to be."""
+    selected: tuple[str, ...] = ()
+    """The clauses the run checks (the child narrows the parent's choice to the subject)."""
 
 
 @dataclass(kw_only=True)
@@ -211,6 +215,14 @@ class _ClauseStream:
         where = data.get("where")
         if isinstance(where, list) and len(where) == 2:
             self.run.where = (str(where[0]), int(where[1]))
+        self.run.subject = str(data.get("subject", "executor"))
+        clauses = data.get("clauses")
+        if isinstance(clauses, list) and not self.run.results:
+            chosen = tuple(str(c) for c in clauses)
+            if not set(chosen) <= set(self.selected):
+                raise ValueError(f"clauses {chosen} outside the selection {self.selected}")
+            self.selected, self.remaining = chosen, list(chosen)
+            self.run.selected = chosen
         if not self.announced:
             self.ready(self.run.name, self.run.mode)
             self.announced = True
@@ -257,8 +269,17 @@ def certify_in_child(
     on = {"ready": stream.on_ready, "start": stream.on_start, "result": stream.on_result}
     until = None if timeout is None else time.monotonic() + timeout
     silence = 2 * (float(request["deadline"]) + GRACE) + 10.0
+    run.selected = selected
     while stream.remaining:
-        child = Child({**request, "only": list(stream.remaining), "path": list(sys.path)})
+        narrowed = stream.selected != selected  # a later child gets the narrowed list as given
+        child = Child(
+            {
+                **request,
+                "only": list(stream.remaining),
+                "only_given": request.get("only_given", True) or narrowed,
+                "path": list(sys.path),
+            }
+        )
         stream.current, stream.is_ready, stream.clock = None, False, time.monotonic()
         watch = Watch(silence=silence, deadline=until, timeout=timeout)
         session = _serve(child, watch, on, stream.output)

@@ -106,15 +106,13 @@ def check_B2(trial: Trial, schedule: Schedule) -> None:
     count = len(schedule.calls)
     want = expected(run)
     if (
-        (run.raised is None
-        and not run.hung)
+        (run.raised is None and not run.hung)
         or (run.raised is not None and want.raises == "cancel" and "fault" not in want.stops)
     ) and len(indices) != count:
         how = "returned" if run.raised is None else "raised CancelledError"
         raise BatchViolation(
             f"execute_batch {how} with {len(indices)} of {count} calls committed",
-            expected="every call committed before execute_batch returns or raises "
-            "CancelledError",
+            expected="every call committed before execute_batch returns or raises CancelledError",
             actual=f"committed {indices}",
         )
     out = returned_outcomes(run)

@@ -139,7 +139,7 @@ async def sequential_oracle(calls: Sequence[Call], mutate: bool = False) -> list
 
 
 def start_batch(
-    executor: Any, actions: list[Action], journal: Journal | None, harness: Harness
+    executor: Any, actions: list[Action], journal: Any, harness: Harness | None
 ) -> asyncio.Future[Any]:
     """The batch as a task (or a finished future holding what went wrong before there was one)."""
     try:
@@ -161,7 +161,8 @@ def start_batch(
         try:
             return await awaitable
         finally:
-            harness.event("done", -1)  # in the very step the batch ends
+            if harness is not None:
+                harness.event("done", -1)  # in the very step the batch ends
 
     return asyncio.ensure_future(batch())
 
@@ -251,6 +252,12 @@ async def drive(
         harness.open_all(count)
         if not task.done():
             task.cancel()
+    _collect(run, harness, journal)
+    return run
+
+
+def _collect(run: Run, harness: Harness, journal: Journal | None) -> None:
+    """Copy what the harness and the journal saw into the run."""
     run.commits = list(journal.commits) if journal is not None else []
     run.journal_error = journal.error if journal is not None else None
     run.received = list(harness.received)
@@ -258,7 +265,6 @@ async def drive(
     run.cancels_seen = dict(harness.cancels_seen)
     run.handler_raised = dict(harness.raised)
     run.foreign = harness.foreign
-    return run
 
 
 def _running_when_done(trace: list[tuple[str, int]]) -> set[int]:

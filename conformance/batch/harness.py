@@ -236,8 +236,12 @@ class Harness:
         self.thread = threading.get_ident()
         self._lock = threading.Lock()
         self._changed = asyncio.Event()
-        self.in_motion = 0
-        """Handlers on a foreign thread that are released but have not exited."""
+        self.parked: dict[int | None, int] = {}
+        """Per thread, how many handlers on it wait at their gates."""
+        self.loops: set[asyncio.AbstractEventLoop] = set()
+        """The event loops other than the kit's that handlers ran on."""
+        self.baseline = {thread.ident for thread in threading.enumerate()}
+        """The threads alive when the harness was made (the kit's own)."""
         spec: dict[str, Any] = {"description": "gated", "parameters": SCHEMA}
         self.registry = ToolRegistry(
             [
@@ -302,6 +306,8 @@ class Harness:
         foreign = self._on_foreign()
         if foreign:
             self.foreign = True
+            with self._lock:
+                self.loops.add(asyncio.get_running_loop())
         self.received.append((ident, arguments))
         self.seen[ident] = _plain(arguments)
         self.event("enter", ident)
@@ -316,19 +322,30 @@ class Harness:
             do = arguments.get("do", "return")
             gate = self.gate(ident)
             try:
-                await gate.wait()
+                await self._park(gate)
             except asyncio.CancelledError:
                 self.cancels_seen[ident] = self.cancels_seen.get(ident, 0) + 1
                 if do != "ignore_cancel":
                     raise
                 gate.clear()
-                await gate.wait()  # ignores the cancellation: opened again later
+                await self._park(gate)  # ignores the cancellation: opened again later
+                self.event("survived", ident)
                 return f"survived {ident}"
             if do in STOPPING:
                 self.event("stop", ident)
             return self.behave(ident, do)
         finally:
             self.event("exit", ident)
+
+    async def _park(self, gate: Gate) -> None:
+        thread = threading.get_ident()
+        with self._lock:
+            self.parked[thread] = self.parked.get(thread, 0) + 1
+        try:
+            await gate.wait()
+        finally:
+            with self._lock:
+                self.parked[thread] -= 1
 
     def behave(self, ident: int, do: str) -> str:
         if do == "raise":
@@ -377,17 +394,17 @@ class Harness:
         asyncio has no "wait until every task is blocked", so this yields until the loop's
         ready queue stays empty for a few turns in a row. Timers the executor set that are
         about to fire are waited for (a timer is the executor's own work); a trace that stays
-        the same over a few of them counts as quiet. Handlers released on a foreign thread are
-        waited for until they exit. `Unsettled` after `limit` turns."""
+        the same over a few of them counts as quiet. A thread started since the harness was
+        made is quiet only while every handler it runs waits at its gate (one that runs
+        handlers on threads is waited for until each has parked or ended). `Unsettled` after
+        `limit` turns: the example is then inconclusive, never failed."""
         loop = self.loop
         quiet = 0
         idle_timers = 0
         for _ in range(limit):
             await asyncio.sleep(0)
-            if self.foreign and self._moving():
-                self._changed.clear()
-                if self._moving():
-                    await self._changed.wait()
+            if self._threads_busy():
+                await asyncio.sleep(0.0005)  # a thread's own work: waited for, never judged
                 quiet = 0
                 continue
             ready = len(getattr(loop, "_ready", ()))
@@ -407,9 +424,19 @@ class Harness:
                 return
         raise Unsettled(f"the executor did not become quiet within {limit} event-loop turns")
 
-    def _moving(self) -> bool:
-        released = {ident for ident, gate in self.gates.items() if gate.is_set()}
-        return bool(released & self.running())
+    def _threads_busy(self) -> bool:
+        """A thread started since the harness was made is running something other than a
+        handler parked at its gate."""
+        with self._lock:
+            parked = {ident for ident, count in self.parked.items() if count > 0}
+            loops = list(self.loops)
+        if any(len(getattr(loop, "_ready", ())) for loop in loops if not loop.is_closed()):
+            return True  # a foreign loop has work queued (a cancellation on its way, say)
+        return any(
+            thread.ident not in self.baseline and thread.ident not in parked
+            for thread in threading.enumerate()
+            if thread.is_alive()
+        )
 
     def _next_timer(self) -> float | None:
         scheduled = getattr(self.loop, "_scheduled", ())

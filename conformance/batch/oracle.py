@@ -95,7 +95,7 @@ def expected(run: Run) -> Expected:
             outcomes.append(None)
             why.append("not_entered")
         elif index in run.cancels_seen:
-            if call.do == "ignore_cancel":
+            if call.do == "ignore_cancel" and run.first("survived", index) is not None:
                 outcomes.append(_trusted(ActionStatus.EXECUTED, f"survived {index}", False))
                 why.append("survived")
             else:

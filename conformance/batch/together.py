@@ -68,7 +68,7 @@ def _answer(task: asyncio.Future[Any]) -> Any:
 
 
 async def drive_together(
-    factory: Callable[..., Any], case: Together, touch: Callable[[], None]
+    factory: Callable[..., Any], case: Together, touch: Callable[[], None], deadline: float
 ) -> tuple[list[Side], list[Side]]:
     bases = case.bases()
     sizes = [len(b) for b in case.batches]
@@ -97,6 +97,8 @@ async def drive_together(
             steps[b].append(_entered(harness, bases[b], sizes[b]))
         harness.open_all(total)
         await harness.settle()
+        if harness.foreign and not all(task.done() for task in tasks):
+            await asyncio.wait(tasks, timeout=deadline)  # threads finish in their own time
     finally:
         harness.open_all(total)
     together = [
@@ -126,6 +128,8 @@ async def drive_together(
                 own.append(_entered(alone_harness, base, sizes[b]))
             alone_harness.open(*range(base, base + sizes[b]))
             await alone_harness.settle()
+            if alone_harness.foreign and not task.done():
+                await asyncio.wait({task}, timeout=deadline)
             alone.append(Side(steps=own, outcomes=_answer(task), run=_as_run(alone_harness)))
     finally:
         alone_harness.open_all(total)

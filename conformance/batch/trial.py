@@ -15,10 +15,12 @@ from conformance._core.deadline import DeadlineRunner
 from conformance._core.limits import GRACE
 from conformance._core.text import describe_exception
 from conformance._runner import TargetError
-from conformance.batch.drive import FactoryFailed, Run, Schedule, drive
+from conformance.batch.blackbox import Plain, Recorder
+from conformance.batch.drive import FactoryFailed, Run, Schedule, drive, result_of, start_batch
 from conformance.batch.harness import Unsettled
 from conformance.batch.judge import Inconclusive
 from conformance.batch.together import Side, Together, drive_together
+from polyloop import Action
 
 __all__ = ["BatchTrial", "Stuck"]
 
@@ -31,9 +33,16 @@ class BatchTrial:
     """A batch executor factory under test, and the runner its schedules run on."""
 
     def __init__(
-        self, factory: Callable[..., Any], *, deadline: float, runner: DeadlineRunner
+        self,
+        factory: Callable[..., Any] | None,
+        *,
+        deadline: float,
+        runner: DeadlineRunner,
+        executor: Any = None,
     ) -> None:
-        self.factory = factory
+        self.factory: Any = factory
+        self.executor = executor
+        """The executor itself (black-box): it serves every schedule."""
         self.deadline = deadline
         self.runner = runner
         self.output = OutputCapture()
@@ -47,7 +56,7 @@ class BatchTrial:
 
         self.runs += 1
         with self.output.capturing():
-            finished = self.runner.run(job, self.deadline + GRACE, isolate=True)
+            finished = self.runner.run(job, self.deadline + GRACE, isolate=self.executor is None)
         if finished is None:
             raise Stuck(
                 f"{what} did not give its event loop back within {self.deadline:g}s (it blocks "
@@ -78,6 +87,30 @@ class BatchTrial:
     def run_together(self, case: Together) -> tuple[list[Side], list[Side]]:
         """B18: the batches at once on one executor, then one after the other."""
         sides: tuple[list[Side], list[Side]] = self._job(
-            lambda touch: drive_together(self.factory, case, touch), "the concurrent batches"
+            lambda touch: drive_together(self.factory, case, touch, self.deadline),
+            "the concurrent batches",
         )
         return sides
+
+    def run_plain(self, actions: list[Action], journal: bool) -> Plain:
+        """Black-box: send `actions` as one batch to the executor, with a recording journal."""
+
+        async def make(touch: Callable[[], None]) -> Plain:
+            import asyncio
+
+            recorder = Recorder() if journal else None
+            task = start_batch(self.executor, actions, recorder, None)
+            done, _ = await asyncio.wait({task}, timeout=self.deadline)
+            if not done:
+                task.cancel()
+                raise Stuck(f"execute_batch did not finish within {self.deadline:g}s")
+            returned, raised = result_of(task)
+            return Plain(
+                returned=returned,
+                raised=raised,
+                commits=list(recorder.commits) if recorder else [],
+                started=list(recorder.starts) if recorder else [],
+            )
+
+        plain: Plain = self._job(make, "the batch")
+        return plain
