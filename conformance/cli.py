@@ -214,7 +214,9 @@ def _run_certify(args: argparse.Namespace) -> int:
     reasons = load_expected_failures(args.expected_failures) if args.expected_failures else None
     only = _clause_ids(args.only, "certify", CERTIFIABLE)
     try:
-        selected = select_clauses(args.level, only, "any")
+        # Without --only, an action executor's clauses: the child adds B1–B18 when it finds
+        # a batch executor (this process never imports the target).
+        selected = select_clauses(args.level, only, "executor" if only is None else "any")
         seed, checked = _checked_arguments(
             args.profile, args.deadline, _campaign_seed(args.seed, args.database), reasons
         )

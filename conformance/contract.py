@@ -78,7 +78,7 @@ class ExecutorContract:
 
     def _check_clause(self, clause_id: str, request: pytest.FixtureRequest) -> None:
         cls = type(self)
-        if any(cls.make_executor is k.__dict__.get("make_executor") for k in _BASES):
+        if any(cls.make_executor is k.make_executor for k in _BASES):
             pytest.fail(
                 f"{cls.__name__} must define make_executor({_SIGNATURE[cls._CLAUSES]}) as a "
                 "staticmethod returning the executor to certify",

@@ -148,21 +148,20 @@ def _certify(request: dict[str, Any], channel: Channel) -> None:
     except cli.UsageError as exc:
         channel.send("usage", message=str(exc))
         return
-    try:
+    channel.send(
+        "ready",
+        name=name,
+        mode="black-box" if registry is not None else "white-box",
+        where=_where(target),
+    )
+    try:  # a batch executor? (builds one executor: after `ready`, so a death is a clause's)
         subject = engine._subject(target, registry)
         only = only_for_subject(request["only"], subject, request.get("only_given", True))
         clauses = engine.select_clauses(request["level"], only, subject)
     except (ValueError, TypeError) as exc:
         channel.send("usage", message=str(exc))
         return
-    channel.send(
-        "ready",
-        name=name,
-        mode="black-box" if registry is not None else "white-box",
-        where=_where(target),
-        subject=subject,
-        clauses=list(clauses),
-    )
+    channel.send("selection", subject=subject, clauses=list(clauses))
     runner: DeadlineRunner = WatchedRunner(LoopThread(), channel)
     try:
         report = engine._certify(

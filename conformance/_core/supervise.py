@@ -215,17 +215,24 @@ class _ClauseStream:
         where = data.get("where")
         if isinstance(where, list) and len(where) == 2:
             self.run.where = (str(where[0]), int(where[1]))
-        self.run.subject = str(data.get("subject", "executor"))
-        clauses = data.get("clauses")
-        if isinstance(clauses, list) and not self.run.results:
-            chosen = tuple(str(c) for c in clauses)
-            if not set(chosen) <= set(self.selected):
-                raise ValueError(f"clauses {chosen} outside the selection {self.selected}")
-            self.selected, self.remaining = chosen, list(chosen)
-            self.run.selected = chosen
         if not self.announced:
             self.ready(self.run.name, self.run.mode)
             self.announced = True
+
+    def on_selection(self, data: Mapping[str, Any]) -> None:
+        """The child found the target's subject: a batch executor adds B1–B18 (the parent,
+        which never imports the target, selected for an action executor); a named clause
+        that does not apply was a usage error already."""
+        from conformance.engine import CERTIFIABLE
+
+        self.run.subject = str(data["subject"])
+        chosen = tuple(str(c) for c in data["clauses"])
+        if not set(chosen) <= set(CERTIFIABLE) or len(set(chosen)) != len(chosen):
+            raise ValueError(f"a selection of unknown or repeated clauses: {chosen}")
+        if self.run.results:
+            return  # a later child: the remaining clauses were sent to it as they are
+        self.selected, self.remaining = chosen, list(chosen)
+        self.run.selected = chosen
 
     def on_start(self, data: Mapping[str, Any]) -> bool:
         """Whether to end the child: ``--budget`` is spent, so this clause is not run."""
@@ -266,7 +273,12 @@ def certify_in_child(
         finished=finished,
         budget_until=None if budget is None else time.monotonic() + budget,
     )
-    on = {"ready": stream.on_ready, "start": stream.on_start, "result": stream.on_result}
+    on = {
+        "ready": stream.on_ready,
+        "selection": stream.on_selection,
+        "start": stream.on_start,
+        "result": stream.on_result,
+    }
     until = None if timeout is None else time.monotonic() + timeout
     silence = 2 * (float(request["deadline"]) + GRACE) + 10.0
     run.selected = selected

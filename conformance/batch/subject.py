@@ -78,13 +78,16 @@ def is_batch_target(target: Any, registry: ToolRegistry | None) -> bool:
     cap = takes_cap(target)
     try:
         built = target(_probe_registry(), **{KEYWORD: 1}) if cap else target(_probe_registry())
-    except Exception:
-        if cap is None:
-            try:
-                built = target(_probe_registry())
-            except Exception:
-                return False
-        else:
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # SystemExit too: the V/E path reports it, clause by clause
+        if cap is not None:
+            return False
+        try:
+            built = target(_probe_registry())
+        except KeyboardInterrupt:
+            raise
+        except BaseException:
             return False
     return callable(getattr(built, "execute_batch", None))
 
