@@ -62,6 +62,7 @@ from conformance._core.limits import EXECUTE_DEADLINE, HANDLER_DEADLINE, TOOL_TI
 from conformance._core.runs import campaign_seed as _campaign_seed
 from conformance._core.target import UsageError, resolve
 from conformance._core.text import describe_exception, escape_name
+from conformance.batch.subject import executes as _executes
 from conformance.catalog import CONTRACT_VERSION, LEVELS
 from conformance.ci_output import certify_cases, tool_cases
 from conformance.engine import CERTIFIABLE, _checked_arguments, select_clauses
@@ -173,13 +174,6 @@ def _target(args: argparse.Namespace) -> tuple[Any, ToolRegistry | None, str]:
     return found, None, name
 
 
-def _executes(found: object) -> bool:
-    """An executor instance: it has ``execute`` (or, a batch executor, ``execute_batch``)."""
-    return callable(getattr(found, "execute", None)) or callable(
-        getattr(found, "execute_batch", None)
-    )
-
-
 def _certify_report(
     args: argparse.Namespace, run: Any, seed: int, selected: Sequence[str]
 ) -> Report:
@@ -214,8 +208,7 @@ def _run_certify(args: argparse.Namespace) -> int:
     reasons = load_expected_failures(args.expected_failures) if args.expected_failures else None
     only = _clause_ids(args.only, "certify", CERTIFIABLE)
     try:
-        # Without --only, an action executor's clauses: the child adds B1–B18 when it finds
-        # a batch executor (this process never imports the target).
+        # The child adds B1-B18 if it finds a batch executor (this process never imports it)
         selected = select_clauses(args.level, only, "executor" if only is None else "any")
         seed, checked = _checked_arguments(
             args.profile, args.deadline, _campaign_seed(args.seed, args.database), reasons

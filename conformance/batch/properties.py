@@ -197,8 +197,8 @@ PROPERTIES: Mapping[str, BatchProperty] = {
         _row(
             "B8",
             lambda: schedules(
-                ("safe", "safe", "ask_true", "excl", "ask_false"),
-                ("return", "raise"),
+                ("safe", "safe", "safe", "ask_true", "excl"),
+                ("return", "return", "raise"),
                 caps=(1, 3),
                 journals=("none", "fast"),
             ),

@@ -23,6 +23,7 @@ __all__ = [
     "CAP_FOR_ONE_CALL",
     "OneCallBatch",
     "check_batch_factory",
+    "executes",
     "is_batch_target",
     "one_call_factory",
     "only_for_subject",
@@ -49,6 +50,13 @@ def _probe_registry() -> ToolRegistry:
                 handler=_probe_handler,
             )
         ]
+    )
+
+
+def executes(found: object) -> bool:
+    """An executor instance: it has ``execute`` (or, a batch executor, ``execute_batch``)."""
+    return callable(getattr(found, "execute", None)) or callable(
+        getattr(found, "execute_batch", None)
     )
 
 

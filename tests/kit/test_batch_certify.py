@@ -196,3 +196,36 @@ def test_B14_a_cancelled_schedule_drains_and_commits_under_the_reference() -> No
     assert isinstance(run.raised, asyncio.CancelledError)
     assert [i for i, _ in run.commits] == [0, 1, 2]
     assert run.commits[1][1].observation == "survived 1"
+
+
+def test_B7_generation_alone_shrinks_to_the_smallest_batch_and_replays_from_the_seed() -> None:
+    """Traps off: Hypothesis finds the bug, shrinks it to two safe calls at cap 1 with no
+    release step, and the same seed gives the same counterexample."""
+    import dataclasses
+
+    from conformance._core import hypo
+    from conformance._core.deadline import LoopThread
+    from conformance.batch.properties import PROPERTIES
+    from conformance.batch.search import search_batch_clause
+    from conformance.batch.trial import BatchTrial
+
+    prop = dataclasses.replace(PROPERTIES["B7"], traps=())
+    seen = []
+    for _ in range(2):
+        runner = LoopThread()
+        try:
+            trial = BatchTrial(CapOffByOne, deadline=5.0, runner=runner)
+            settings = hypo.run_settings(hypo.profile_settings("ci"))
+            outcome = search_batch_clause(prop, trial, settings, 0, "shrink")
+        finally:
+            runner.close()
+        assert outcome.counterexample is not None
+        seen.append(outcome.counterexample.behaviour)
+    assert (
+        seen[0]
+        == seen[1]
+        == (
+            "max_concurrency 1; journal none; release order (none); "
+            "calls [0: safe/return, 1: safe/return]"
+        )
+    )
