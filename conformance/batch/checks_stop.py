@@ -213,6 +213,8 @@ def _stop_outcomes(run: Run, want: Expected, clause: str) -> None:
             else outcome == wanted
         )
         if not ok:
+            # On threads, which stop came first (and so each call's text) is the threads' race.
+            foreign_guard(run, f"call {index} got another outcome than the stop gives it")
             raise BatchViolation(
                 f"call {index} ({why.replace('_', ' ')}) got {show(outcome)} ({clause})",
                 expected=show(wanted),
@@ -476,6 +478,13 @@ def check_B18(trial: Trial, case: Any) -> None:
                 "executor",
                 expected=f"entered per own step as alone: {theirs.steps}",
                 actual=f"entered per own step alongside the others: {mine.steps}",
+            )
+        if mine.entered != theirs.entered:
+            foreign_guard(theirs.run, "concurrent batches entered different calls")
+            raise BatchViolation(
+                f"batch {index} entered other calls alongside other batches than alone",
+                expected=f"entered {sorted(theirs.entered)}",
+                actual=f"entered {sorted(mine.entered)}",
             )
         if _timeless(mine.outcomes) != _timeless(theirs.outcomes):
             raise BatchViolation(

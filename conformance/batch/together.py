@@ -52,6 +52,8 @@ class Side:
     steps: list[frozenset[int]]
     outcomes: Any
     run: Run
+    entered: frozenset[int] = frozenset()
+    """The calls entered by the time the batch ended."""
 
 
 def _entered(harness: Harness, base: int, size: int) -> frozenset[int]:
@@ -102,7 +104,12 @@ async def drive_together(
     finally:
         harness.open_all(total)
     together = [
-        Side(steps=steps[b], outcomes=_answer(tasks[b]), run=_as_run(harness))
+        Side(
+            steps=steps[b],
+            outcomes=_answer(tasks[b]),
+            run=_as_run(harness),
+            entered=_entered(harness, bases[b], sizes[b]),
+        )
         for b in range(len(tasks))
     ]
     # One after the other, on one executor.
@@ -130,7 +137,14 @@ async def drive_together(
             await alone_harness.settle()
             if alone_harness.foreign and not task.done():
                 await asyncio.wait({task}, timeout=deadline)
-            alone.append(Side(steps=own, outcomes=_answer(task), run=_as_run(alone_harness)))
+            alone.append(
+                Side(
+                    steps=own,
+                    outcomes=_answer(task),
+                    run=_as_run(alone_harness),
+                    entered=_entered(alone_harness, base, sizes[b]),
+                )
+            )
     finally:
         alone_harness.open_all(total)
     return together, alone

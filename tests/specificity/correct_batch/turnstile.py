@@ -211,8 +211,8 @@ class _Turnstile:
 
     async def commit(self, committed: int, final: bool) -> int:
         while committed < self.n and self.out[committed] is not None:
-            if self.recording and not final:
-                break
+            if not final and (self.recording or self.fault is not None):
+                break  # a fault while a record was written: nothing more is committed (B16)
             if self.journal is not None:
                 writing = asyncio.ensure_future(
                     self.journal.committed(committed, self.out[committed])
