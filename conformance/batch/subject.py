@@ -123,8 +123,10 @@ def only_for_subject(only: Iterable[str] | None, subject: str, given: bool) -> l
     """The command line selects for any subject before it knows the target's kind: for an
     action executor the B clauses drop out (unless the user named them: then the selection
     reports that they do not apply)."""
-    if only is None or subject == "batch":
-        return None if only is None else list(only)
+    if only is None or (subject == "batch" and not given):
+        return None  # everything the subject's level selects
+    if subject == "batch":
+        return list(only)
     wanted = list(only)
     kept = [c for c in wanted if not c.startswith("B")]
     return wanted if given and len(kept) != len(wanted) else kept

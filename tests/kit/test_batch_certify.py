@@ -143,6 +143,23 @@ def test_the_cli_narrows_its_selection_to_the_subject(
     assert status == 2 and "batch clause" in err
 
 
+def test_B1_to_B18_the_cli_adds_the_batch_clauses_for_a_batch_factory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without --only the parent selects V/E (it never imports the target); the child, finding
+    a batch executor, adds B1-B18."""
+    out = tmp_path / "r.json"
+    status, _, err = run_cli(
+        ["certify", "polyloop:RegistryBatchExecutor", "--profile", "fast", "--json", str(out)],
+        capsys,
+    )
+    assert status == 0, err
+    data = json.loads(out.read_text())
+    assert [r["id"] for r in data["results"]] == list(CERTIFIED_CLAUSES + BATCH_CLAUSES)
+    assert data["subject"] == "batch"
+    assert data["through_one_call_batches"] == list(CERTIFIED_CLAUSES)
+
+
 class TestCapOffByOneContract(BatchExecutorContract):
     """Collected only as far as its B7 test (below): a contract class certifying a zoo entry."""
 
