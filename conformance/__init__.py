@@ -1,7 +1,8 @@
 """The polyloop conformance kit: certify an action executor against the tool contract.
 
-Entry points: `certify` (programmatic, returns a `Report`), `ExecutorContract` (a pytest base
-class, one test per clause), `check_tool`/`check_registry`/`ToolContract` (for tool authors)
+Entry points: `certify` (programmatic, returns a `Report`; action executors and batch
+executors), `ExecutorContract` and `BatchExecutorContract` (pytest base classes, one test per
+clause), `check_tool`/`check_registry`/`ToolContract` (for tool authors)
 and the ``polyloop-conformance`` command line. Install with the ``polyloop[conformance]`` extra.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from conformance import _extra  # noqa: F401  (first: without the extra, one line naming it)
+from conformance.batch.contract import BatchExecutorContract
 from conformance.catalog import CLAUSES, Clause
 from conformance.contract import ExecutorContract
 from conformance.engine import certify
@@ -20,6 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLAUSES",
+    "BatchExecutorContract",
     "Clause",
     "ClauseResult",
     "Counterexample",

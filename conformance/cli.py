@@ -59,16 +59,13 @@ from conformance._cli_shared import (
 )
 from conformance._core.hypo import DEFAULT_PROFILE
 from conformance._core.limits import EXECUTE_DEADLINE, HANDLER_DEADLINE, TOOL_TIMEOUT
+from conformance._core.runs import campaign_seed as _campaign_seed
 from conformance._core.target import UsageError, resolve
 from conformance._core.text import describe_exception, escape_name
+from conformance.batch.subject import executes as _executes
 from conformance.catalog import CONTRACT_VERSION, LEVELS
 from conformance.ci_output import certify_cases, tool_cases
-from conformance.engine import (
-    CERTIFIED_CLAUSES,
-    _campaign_seed,
-    _checked_arguments,
-    select_clauses,
-)
+from conformance.engine import CERTIFIABLE, _checked_arguments, select_clauses
 from conformance.report import Report
 from polyloop import RegistryExecutor, ToolRegistry, ToolSpec, __version__
 
@@ -154,13 +151,13 @@ def _target(args: argparse.Namespace) -> tuple[Any, ToolRegistry | None, str]:
         registry = resolve(args.registry)
         if not isinstance(registry, ToolRegistry):
             raise UsageError(f"{args.registry} is a {type(registry).__name__}, not a ToolRegistry")
-        if isinstance(found, type) or not callable(getattr(found, "execute", None)):
+        if isinstance(found, type) or not _executes(found):
             raise UsageError(
                 f"{args.target} is not an executor instance; with --registry "
                 "the target is the executor serving that registry (black-box)"
             )
         return found, registry, f"{name} --registry {args.registry}"
-    if not isinstance(found, type) and callable(getattr(found, "execute", None)):
+    if not isinstance(found, type) and _executes(found):
         registry = getattr(found, "registry", None)
         if not isinstance(registry, ToolRegistry):
             raise UsageError(
@@ -177,6 +174,30 @@ def _target(args: argparse.Namespace) -> tuple[Any, ToolRegistry | None, str]:
     return found, None, name
 
 
+def _certify_report(
+    args: argparse.Namespace, run: Any, seed: int, selected: Sequence[str]
+) -> Report:
+    """The parent's report of a supervised run, its results in the order of the selection."""
+    order = {clause: index for index, clause in enumerate(run.selected or selected)}
+    return Report(
+        kit_version=__version__,
+        contract_version=CONTRACT_VERSION,
+        target=run.name,
+        level=args.level,
+        profile=args.profile,
+        seed=seed,
+        python=platform.python_version(),
+        results=tuple(sorted(run.results, key=lambda r: order[r.id])),
+        mode=run.mode,
+        subject=run.subject,
+        through_one_call_batches=tuple(
+            r.id for r in sorted(run.results, key=lambda r: order[r.id]) if r.id[0] in "VE"
+        )
+        if run.subject == "batch"
+        else (),
+    )
+
+
 def _run_certify(args: argparse.Namespace) -> int:
     """Certify in a child process watched by this one (`conformance._core.supervise`): this
     process imports nothing of the target; it owns stdout/stderr, the report and the clock."""
@@ -185,9 +206,10 @@ def _run_certify(args: argparse.Namespace) -> int:
     if args.target is None and args.registry is not None:
         raise UsageError("--registry needs an executor target (module:attr)")
     reasons = load_expected_failures(args.expected_failures) if args.expected_failures else None
-    only = _clause_ids(args.only, "certify", CERTIFIED_CLAUSES)
+    only = _clause_ids(args.only, "certify", CERTIFIABLE)
     try:
-        selected = select_clauses(args.level, only)
+        # The child adds B1-B18 if it finds a batch executor (this process never imports it)
+        selected = select_clauses(args.level, only, "executor" if only is None else "any")
         seed, checked = _checked_arguments(
             args.profile, args.deadline, _campaign_seed(args.seed, args.database), reasons
         )
@@ -216,6 +238,7 @@ def _run_certify(args: argparse.Namespace) -> int:
         "database": args.database,
         "fail_fast": args.fail_fast,
         "examples": args.examples,
+        "only_given": only is not None,
     }
     run = certify_in_child(
         request,
@@ -232,18 +255,7 @@ def _run_certify(args: argparse.Namespace) -> int:
     )
     if run.problem is not None and (run.mode == "usage" or not run.results):
         raise UsageError(run.problem)
-    order = {clause: index for index, clause in enumerate(selected)}
-    report = Report(
-        kit_version=__version__,
-        contract_version=CONTRACT_VERSION,
-        target=run.name,
-        level=args.level,
-        profile=args.profile,
-        seed=seed,
-        python=platform.python_version(),
-        results=tuple(sorted(run.results, key=lambda r: order[r.id])),
-        mode=run.mode,
-    )
+    report = _certify_report(args, run, seed, selected)
     _write_reports(
         args,
         report.to_json(),

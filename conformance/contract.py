@@ -52,6 +52,8 @@ class ExecutorContract:
     """Seconds each ``execute`` call may take."""
     expected_failures: ClassVar[Mapping[str, str]] = {}
     """Clause ID -> why it is known to fail: reported as xfail; passing again fails the test."""
+    _CLAUSES: ClassVar[tuple[str, ...]] = CERTIFIED_CLAUSES
+    """The clauses this base class has a test for."""
 
     @staticmethod
     def make_executor(registry: ToolRegistry) -> ActionExecutor:
@@ -64,18 +66,21 @@ class ExecutorContract:
         out the tests of strict clauses (rather than collect and skip them)."""
         super().__init_subclass__(**kwargs)
         _check_set_up(cls)
-        for clause_id in CERTIFIED_CLAUSES:
+        for clause_id in cls._CLAUSES:
             clause = catalog.get(clause_id)
             if clause.level != "core":
                 name = _test_name(clause)
+                base = next((k for k in cls.__mro__ if k.__dict__.get(name)), None)
+                if base is None:
+                    continue  # a base class whose clause tests are added after it is made
                 # None: pytest collects nothing; a strict subclass of a core class gets them back.
-                setattr(cls, name, None if cls.level == "core" else ExecutorContract.__dict__[name])
+                setattr(cls, name, None if cls.level == "core" else base.__dict__[name])
 
     def _check_clause(self, clause_id: str, request: pytest.FixtureRequest) -> None:
         cls = type(self)
-        if cls.make_executor is ExecutorContract.make_executor:
+        if any(cls.make_executor is k.make_executor for k in _BASES):
             pytest.fail(
-                f"{cls.__name__} must define make_executor(registry) as a "
+                f"{cls.__name__} must define make_executor({_SIGNATURE[cls._CLAUSES]}) as a "
                 "staticmethod returning the executor to certify",
                 pytrace=False,
             )
@@ -155,27 +160,30 @@ def _check_set_up(cls: type[ExecutorContract]) -> None:
     if not isinstance(reasons, Mapping):
         raise TypeError(f"{name}.expected_failures must be a dict of clause ID -> reason")
     for clause_id, reason in reasons.items():
-        if clause_id not in CERTIFIED_CLAUSES:
+        if clause_id not in cls._CLAUSES:
             raise ValueError(
                 f"{name}.expected_failures names {clause_id!r}, which is not a clause the "
-                f"contract tests check; they check {', '.join(CERTIFIED_CLAUSES)}"
+                f"contract tests check; they check {', '.join(cls._CLAUSES)}"
             )
         if not isinstance(reason, str) or not reason.strip():
             raise ValueError(f"{name}.expected_failures[{clause_id!r}] needs a reason (a string)")
     declared = cls.__dict__.get("make_executor")
-    if inspect.isfunction(declared) and _takes_self(declared):
+    if inspect.isfunction(declared) and _takes_self(declared, cls._CLAUSES != CERTIFIED_CLAUSES):
         raise TypeError(
             f"{name}.make_executor is a plain method; declare it with @staticmethod "
-            "(it receives only the registry: `def make_executor(registry)`)"
+            f"(it receives {_RECEIVES[cls._CLAUSES]}: `def make_executor("
+            f"{_SIGNATURE[cls._CLAUSES]})`)"
         )
 
 
-def _takes_self(function: Callable[..., Any]) -> bool:
+def _takes_self(function: Callable[..., Any], batch: bool = False) -> bool:
     try:
         parameters = list(inspect.signature(function).parameters.values())
     except (TypeError, ValueError):
         return False
     positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if batch:  # make_executor(registry, max_concurrency=10) is a fine batch factory
+        return bool(positional) and positional[0].name in ("self", "cls")
     return bool(positional) and (positional[0].name in ("self", "cls") or len(positional) >= 2)
 
 
@@ -189,6 +197,11 @@ def _clause_test(clause_id: str) -> Callable[[ExecutorContract, pytest.FixtureRe
 
     return test
 
+
+_BASES: list[type[ExecutorContract]] = [ExecutorContract]
+"""The base classes (a subclass that defines no make_executor of its own is not set up)."""
+_SIGNATURE: dict[tuple[str, ...], str] = {CERTIFIED_CLAUSES: "registry"}
+_RECEIVES: dict[tuple[str, ...], str] = {CERTIFIED_CLAUSES: "only the registry"}
 
 add_clause_tests(
     ExecutorContract,

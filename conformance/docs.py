@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from conformance.batch import BATCH_CLAUSES
 from conformance.catalog import CLAUSES, CONTRACT_VERSION, SECTIONS, Clause
 from conformance.engine import CERTIFIED_CLAUSES
 from conformance.toolcheck.report import CLAUSE_IDS as TOOL_CLAUSES
@@ -36,6 +37,7 @@ REGENERATE = "python -m conformance.docs --write docs/contract.md"
 ENTRY_POINTS: dict[str, str] = {
     "certify": "`certify(...)` and `polyloop-conformance certify`: certifies an executor",
     "ExecutorContract": "the pytest base class for an executor's own test suite",
+    "BatchExecutorContract": "the pytest base class for a batch executor's own test suite",
     "check_tool": "`check_tool`, `check_registry` and `polyloop-conformance check-tools`",
     "ToolContract": "the pytest base class for a project's tools",
     "metatests": "`polyloop-metatests check`: the API-evolution guard",
@@ -70,6 +72,8 @@ def checked_by(clause: Clause) -> tuple[str, ...]:
     """
     if clause.id in CERTIFIED_CLAUSES:
         return ("certify", "ExecutorContract")
+    if clause.id in BATCH_CLAUSES:
+        return ("certify", "BatchExecutorContract")
     if clause.id in TOOL_CLAUSES:
         return ("check_tool", "ToolContract")
     if clause.section == "api":

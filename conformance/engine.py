@@ -13,10 +13,8 @@ per-clause loop (`_clause_result`) and `_reproduce_line`.
 
 from __future__ import annotations
 
-import collections
 import platform
 import random
-import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -24,16 +22,22 @@ from typing import TYPE_CHECKING, Any
 
 import hypothesis
 import hypothesis.errors
-from hypothesis.database import DirectoryBasedExampleDatabase
 
 from conformance import catalog
 from conformance._core import hypo
 from conformance._core.deadline import DeadlineRunner, LoopThread
 from conformance._core.limits import EXECUTE_DEADLINE
+from conformance._core.outside import needs_earlier as _needs_earlier
+from conformance._core.outside import state_outside as _state_outside
+from conformance._core.runs import campaign_seed as _campaign_seed
+from conformance._core.runs import run_settings as _run_settings
 from conformance._core.text import describe_exception
 from conformance._runner import Trial
 from conformance._search import ClauseOutcome, no_scenario
 from conformance._search import search_clause as _search_clause  # patched by tests
+from conformance.batch import BATCH_CLAUSES
+from conformance.batch.run import batch_outcome
+from conformance.batch.subject import OneCallBatch, is_batch_target, one_call_factory, subject_of
 from conformance.catalog import LEVELS
 from conformance.oracle import UnresolvedReference
 from conformance.report import ClauseResult, ClauseStatus, Report
@@ -46,7 +50,15 @@ if TYPE_CHECKING:
 # when certify runs, not when this module is: the pytest plugin imports the package at pytest
 # start-up, where loading Hypothesis's Unicode tables is not allowed.
 
-__all__ = ["CERTIFIED_CLAUSES", "LEVELS", "ClauseStatus", "SetUpError", "certify", "select_clauses"]
+__all__ = [
+    "CERTIFIABLE",
+    "CERTIFIED_CLAUSES",
+    "LEVELS",
+    "ClauseStatus",
+    "SetUpError",
+    "certify",
+    "select_clauses",
+]
 
 
 class SetUpError(ValueError):
@@ -89,29 +101,51 @@ CERTIFIED_CLAUSES: tuple[str, ...] = tuple(
 have their own checks."""
 
 
-def _clause_list(ids: Iterable[str], what: str) -> list[str]:
+CERTIFIABLE: tuple[str, ...] = CERTIFIED_CLAUSES + BATCH_CLAUSES
+"""Every clause ID certify can check: V/E for any executor, B1–B18 for a batch executor."""
+
+SUBJECTS = ("executor", "batch", "any")
+
+
+def _clause_list(
+    ids: Iterable[str], what: str, allowed: tuple[str, ...] = CERTIFIABLE
+) -> list[str]:
     if isinstance(ids, str):
         ids = [part for part in ids.replace(",", " ").split() if part]
     chosen = []
     for clause_id in ids:
         catalog.get(clause_id)  # ValueError listing the known clauses
-        if clause_id not in CERTIFIED_CLAUSES:
+        if clause_id in BATCH_CLAUSES and clause_id not in allowed:
+            raise ValueError(
+                f"{what} names {clause_id}, a batch clause: the target is not a batch executor "
+                "(its executor has no execute_batch)"
+            )
+        if clause_id not in allowed:
             raise ValueError(
                 f"{what} names {clause_id}, which certify does not check; it "
-                f"checks {', '.join(CERTIFIED_CLAUSES)}"
+                f"checks {', '.join(allowed)}"
             )
         chosen.append(clause_id)
     return chosen
 
 
-def select_clauses(level: str, only: Iterable[str] | None = None) -> tuple[str, ...]:
-    """The clause IDs a run at `level` checks, in contract order, narrowed to `only`."""
+def select_clauses(
+    level: str, only: Iterable[str] | None = None, subject: str = "executor"
+) -> tuple[str, ...]:
+    """The clause IDs a run at `level` checks, in contract order, narrowed to `only`.
+
+    `subject` ``executor`` (the default) is V1–V8 and E1–E15; ``batch`` adds B1–B18 (a batch
+    executor: V/E through one-call batches); ``any`` selects as ``batch`` does but is what the
+    command line uses before it knows the target's kind."""
     if level not in LEVELS:
         raise ValueError(f"unknown level {level!r}; choose {', '.join(LEVELS)}")
-    in_level = [c for c in CERTIFIED_CLAUSES if level != "core" or catalog.get(c).level == "core"]
+    if subject not in SUBJECTS:
+        raise ValueError(f"unknown subject {subject!r}; choose {', '.join(SUBJECTS)}")
+    pool = CERTIFIED_CLAUSES if subject == "executor" else CERTIFIABLE
+    in_level = [c for c in pool if level != "core" or catalog.get(c).level == "core"]
     if only is None:
         return tuple(in_level)
-    wanted = _clause_list(only, "--only")
+    wanted = _clause_list(only, "--only", pool)
     outside = [c for c in wanted if c not in in_level]
     if outside:
         raise ValueError(
@@ -141,6 +175,9 @@ class _Run:
     settings: hypothesis.settings
     source: ScenarioSource
     trial: Trial
+    subject: str = "executor"
+    batch_trial: Any = None
+    """The `conformance.batch.trial.BatchTrial` of a batch executor (B clauses)."""
 
 
 def _check_target(target: Any, registry: ToolRegistry | None) -> str:
@@ -155,12 +192,21 @@ def _check_target(target: Any, registry: ToolRegistry | None) -> str:
         return "white-box"
     if not isinstance(registry, ToolRegistry):
         raise TypeError(f"registry must be a ToolRegistry, got {type(registry).__name__}")
-    if not callable(getattr(target, "execute", None)):
+    if not callable(getattr(target, "execute", None)) and not is_batch_target(target, registry):
         raise TypeError(
-            f"black-box certify needs an executor with an execute method, got "
-            f"{type(target).__name__}"
+            f"black-box certify needs an executor with an execute (or execute_batch) method, "
+            f"got {type(target).__name__}"
         )
     return "black-box"
+
+
+def _subject(target: Any, registry: ToolRegistry | None) -> str:
+    """``batch`` or ``executor`` (`conformance.batch.subject.subject_of`); a batch factory
+    that cannot take ``max_concurrency=`` is a `SetUpError` naming the keyword."""
+    subject, problem = subject_of(target, registry)
+    if problem is not None:
+        raise SetUpError(problem)
+    return subject
 
 
 def _checked_arguments(
@@ -181,35 +227,6 @@ def _checked_arguments(
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")
     return seed, reasons
-
-
-def _run_settings(
-    profile: str, database: str | None, replay: bool = True, examples: int | None = None
-) -> hypothesis.settings:
-    settings = hypo.run_settings(hypo.profile_settings(profile))
-    if examples is not None:  # ``--examples N``: the profile's count, overridden
-        settings = type(settings)(settings, max_examples=examples)
-    if database is not None:
-        # Every run is seeded explicitly, so dropping derandomize (which forbids a database)
-        # changes nothing else. A run given --seed must reproduce exactly, so it does not
-        # replay what the database holds first (`replay=False`); it still saves what it finds.
-        phases = settings.phases if replay else [p for p in settings.phases if p.name != "reuse"]
-        settings = type(settings)(  # stays `KitSettings` (`hypo`: no target constants)
-            settings,
-            derandomize=False,
-            database=DirectoryBasedExampleDatabase(database),
-            phases=phases,
-        )
-    return settings
-
-
-def _campaign_seed(seed: int | None, database: str | None) -> int | None:
-    """With an example database and no seed, a fresh random seed: a campaign explores new
-    examples on every run (and replays the database's counterexamples first) instead of
-    repeating the profile's fixed seed."""
-    if seed is None and database is not None:
-        return random.SystemRandom().randrange(2**32)
-    return seed
 
 
 def _reproduce_line(run: _Run, clause_id: str) -> str:
@@ -267,7 +284,11 @@ def _clause_result(run: _Run, clause_id: str) -> ClauseResult:
     clause = catalog.get(clause_id)
     started = time.perf_counter()
     stuck_before = run.trial.stuck
-    outcome = _outcome(run, PROPERTIES[clause_id])
+    outcome = (
+        batch_outcome(run.mode, run.batch_trial, run.settings, run.seed, run.name, clause_id)
+        if clause_id in BATCH_CLAUSES
+        else _outcome(run, PROPERTIES[clause_id])
+    )
     verdict, message = outcome.verdict, outcome.message
     if _went_silent(run, outcome):
         run.trial.silent_since = clause_id
@@ -325,52 +346,6 @@ def _stuck_note(run: _Run, clause_id: str) -> str:
     )
 
 
-_MUTABLE = (dict, list, set, bytearray, collections.deque)
-
-
-def _state_outside(target: Any, white_box: bool) -> dict[str, str]:
-    """Fingerprints of the mutable containers an executor could keep state in outside itself:
-    its classes' attributes, its module's globals and (white-box) the factory object's own
-    attributes. A change between clauses means state one clause left can decide another's
-    verdict, so a failure may not reproduce with ``--only`` (issue 9, defect 11)."""
-    kind = target if isinstance(target, type) else type(target)
-    namespaces: list[tuple[str, Mapping[str, Any]]] = [
-        (klass.__qualname__, vars(klass))
-        for klass in kind.__mro__
-        if klass.__module__ not in ("builtins", "abc", "typing")
-    ]
-    if white_box and not isinstance(target, type) and hasattr(target, "__dict__"):
-        namespaces.append((f"the factory {kind.__qualname__}", vars(target)))
-    module = sys.modules.get(getattr(target, "__module__", None) or kind.__module__)
-    if module is not None and module.__name__ != "builtins":
-        namespaces.append((module.__name__, vars(module)))
-    found: dict[str, str] = {}
-    for owner, namespace in namespaces:
-        for name, value in list(namespace.items()):
-            if name.startswith("__") or not isinstance(value, _MUTABLE):
-                continue
-            try:
-                size = len(value)
-                shown = repr(value) if size <= 1000 else ""
-            except Exception:
-                continue
-            found[f"{owner}.{name}"] = f"{size}:{hash(shown)}"
-    return found
-
-
-def _needs_earlier(result: ClauseResult, changed: list[str], ran: list[str]) -> ClauseResult:
-    """A failing clause that ran after the target's outside state changed: say so, and name
-    the clauses that ran before it (its reproduce line stays ``--only`` the clause)."""
-    if result.status != ClauseStatus.FAIL.value or not changed or len(ran) < 2:
-        return result
-    names = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
-    note = (
-        f" (this failure may need the clauses run before it: state outside the executor "
-        f"changed while earlier clauses ran — {names}; reproduce with --only {','.join(ran)})"
-    )
-    return replace(result, message=(result.message or "") + note)
-
-
 def _not_run(clause_id: str, failed: str) -> ClauseResult:
     clause = catalog.get(clause_id)
     return ClauseResult(
@@ -398,9 +373,22 @@ def _make_run(
     runner: DeadlineRunner,
     replay: bool = True,
     examples: int | None = None,
+    subject: str = "executor",
 ) -> _Run:
     mode = _check_target(target, registry)
     from conformance.properties import ScenarioSource
+
+    batch_trial = None
+    if subject == "batch":
+        from conformance.batch.trial import BatchTrial
+
+        batch_trial = BatchTrial(
+            target if mode == "white-box" else None,
+            executor=target if mode == "black-box" else None,
+            deadline=deadline,
+            runner=runner,
+        )
+        target = one_call_factory(target) if mode == "white-box" else OneCallBatch(target)
 
     source = replace(
         ScenarioSource.generated(seed, hypo.profile(profile).pool_size)
@@ -425,6 +413,8 @@ def _make_run(
         settings=_run_settings(profile, database, replay, examples),
         source=source,
         trial=trial,
+        subject=subject,
+        batch_trial=batch_trial,
     )
 
 
@@ -560,7 +550,8 @@ def _certify(
     seed, reasons = _checked_arguments(
         profile, deadline, _campaign_seed(seed, database), expected_failures
     )
-    selected = select_clauses(level, only)
+    subject = _subject(target, registry)
+    selected = select_clauses(level, only, subject)
     runner = LoopThread() if runner is None else runner
     run = _make_run(
         target,
@@ -575,6 +566,7 @@ def _certify(
         runner=runner,
         replay=replay,
         examples=examples,
+        subject=subject,
     )
     try:
         results = _clause_loop(run, target, selected, fail_fast, started, finished, progress)
@@ -593,4 +585,8 @@ def _certify(
         python=platform.python_version(),
         results=tuple(results),
         mode=run.mode,
+        subject=subject,
+        through_one_call_batches=tuple(r.id for r in results if r.id not in BATCH_CLAUSES)
+        if subject == "batch"
+        else (),
     )

@@ -193,6 +193,11 @@ class Report:
     """``white-box`` (a factory; the kit scripts the handlers) or ``black-box``."""
     libraries: tuple[tuple[str, str], ...] = field(default_factory=library_versions)
     """The versions of the libraries the result depends on (`LIBRARIES`)."""
+    subject: str = "executor"
+    """``executor`` (an ActionExecutor) or ``batch`` (a BatchExecutor, B1–B18)."""
+    through_one_call_batches: tuple[str, ...] = ()
+    """For a batch executor: the V and E clauses checked through one-call batches, where B4
+    makes a batch of one equivalent to ``execute``."""
 
     def versions(self) -> dict[str, str]:
         """Everything a rerun must match to reproduce this result: kit, contract, Python and
@@ -260,6 +265,13 @@ class Report:
         return {status: sum(r.status == status for r in self.results) for status in STATUSES}
 
     def to_json(self) -> dict[str, Any]:
+        data = self._json()
+        if self.subject != "executor":  # an action executor's report keeps its exact shape
+            data["subject"] = self.subject
+            data["through_one_call_batches"] = list(self.through_one_call_batches)
+        return data
+
+    def _json(self) -> dict[str, Any]:
         return {
             "kit_version": self.kit_version,
             "contract_version": self.contract_version,
@@ -283,12 +295,21 @@ class Report:
         e = escape_name
         lines = [
             "polyloop conformance report",
-            f"target    {e(self.target)} ({self.mode})",
+            f"target    {e(self.target)} ({self.mode}"
+            + (", a batch executor" if self.subject == "batch" else "")
+            + ")",
             f"level     {self.level}   profile {self.profile}   seed {self.seed}",
             "versions  " + "   ".join(f"{name} {v}" for name, v in self.versions().items()),
             "",
             f"{'clause':<7}{'status':<9}{'examples':>8}{'seconds':>9}  title",
         ]
+        if self.through_one_call_batches:
+            ids = self.through_one_call_batches
+            lines.insert(
+                4,
+                f"batch     {ids[0]}–{ids[-1]} checked through one-call batches (B4: a batch "
+                "of one is execute)",
+            )
         for r in self.results:
             lines.append(f"{r.id:<7}{r.status:<9}{r.examples:>8}{r.seconds:>9.2f}  {r.title}")
         skipped = [r for r in self.results if r.status == "skipped"]

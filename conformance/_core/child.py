@@ -140,6 +140,7 @@ def _certify(request: dict[str, Any], channel: Channel) -> None:
     # (json.dumps, say) cannot reach the module-level values the checks are built from.
     import conformance.properties  # noqa: F401
     from conformance import cli, engine
+    from conformance.batch.subject import only_for_subject
 
     args = argparse.Namespace(target=request["target"], registry=request["registry"])
     try:
@@ -153,6 +154,14 @@ def _certify(request: dict[str, Any], channel: Channel) -> None:
         mode="black-box" if registry is not None else "white-box",
         where=_where(target),
     )
+    try:  # a batch executor? (builds one executor: after `ready`, so a death is a clause's)
+        subject = engine._subject(target, registry)
+        only = only_for_subject(request["only"], subject, request.get("only_given", True))
+        clauses = engine.select_clauses(request["level"], only, subject)
+    except (ValueError, TypeError) as exc:
+        channel.send("usage", message=str(exc))
+        return
+    channel.send("selection", subject=subject, clauses=list(clauses))
     runner: DeadlineRunner = WatchedRunner(LoopThread(), channel)
     try:
         report = engine._certify(
@@ -162,7 +171,7 @@ def _certify(request: dict[str, Any], channel: Channel) -> None:
             profile=request["profile"],
             seed=request["seed"],
             replay=request.get("replay"),
-            only=request["only"],
+            only=only,
             expected_failures=request["reasons"],
             deadline=request["deadline"],
             progress=None,

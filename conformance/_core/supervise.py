@@ -59,6 +59,10 @@ class Supervised:
     """Why the run could not finish (exit 2): set-up died, or ``--timeout``."""
     where: tuple[str, int] | None = None
     """The target's file and line, as the child found them (for CI annotations)."""
+    subject: str = "executor"
+    """``executor`` or ``batch``, as the child found the target to be."""
+    selected: tuple[str, ...] = ()
+    """The clauses the run checks (the child narrows the parent's choice to the subject)."""
 
 
 @dataclass(kw_only=True)
@@ -215,6 +219,21 @@ class _ClauseStream:
             self.ready(self.run.name, self.run.mode)
             self.announced = True
 
+    def on_selection(self, data: Mapping[str, Any]) -> None:
+        """The child found the target's subject: a batch executor adds B1–B18 (the parent,
+        which never imports the target, selected for an action executor); a named clause
+        that does not apply was a usage error already."""
+        from conformance.engine import CERTIFIABLE
+
+        self.run.subject = str(data["subject"])
+        chosen = tuple(str(c) for c in data["clauses"])
+        if not set(chosen) <= set(CERTIFIABLE) or len(set(chosen)) != len(chosen):
+            raise ValueError(f"a selection of unknown or repeated clauses: {chosen}")
+        if self.run.results:
+            return  # a later child: the remaining clauses were sent to it as they are
+        self.selected, self.remaining = chosen, list(chosen)
+        self.run.selected = chosen
+
     def on_start(self, data: Mapping[str, Any]) -> bool:
         """Whether to end the child: ``--budget`` is spent, so this clause is not run."""
         self.current, self.clock = str(data["clause"]), time.monotonic()
@@ -254,11 +273,25 @@ def certify_in_child(
         finished=finished,
         budget_until=None if budget is None else time.monotonic() + budget,
     )
-    on = {"ready": stream.on_ready, "start": stream.on_start, "result": stream.on_result}
+    on = {
+        "ready": stream.on_ready,
+        "selection": stream.on_selection,
+        "start": stream.on_start,
+        "result": stream.on_result,
+    }
     until = None if timeout is None else time.monotonic() + timeout
     silence = 2 * (float(request["deadline"]) + GRACE) + 10.0
+    run.selected = selected
     while stream.remaining:
-        child = Child({**request, "only": list(stream.remaining), "path": list(sys.path)})
+        narrowed = stream.selected != selected  # a later child gets the narrowed list as given
+        child = Child(
+            {
+                **request,
+                "only": list(stream.remaining),
+                "only_given": request.get("only_given", True) or narrowed,
+                "path": list(sys.path),
+            }
+        )
         stream.current, stream.is_ready, stream.clock = None, False, time.monotonic()
         watch = Watch(silence=silence, deadline=until, timeout=timeout)
         session = _serve(child, watch, on, stream.output)

@@ -1,0 +1,153 @@
+"""What the contract says each call's outcome is, given what the trace shows happened.
+
+The sequential oracle (`drive.sequential_oracle`) gives what ``execute`` returns for each call
+run alone (the E table, B4). `expected` combines it with the run's trace: a call never entered
+gets the "not run" text of the stop (B13-B15), a call ended by a cancellation the
+"interrupted" text (B14), a handler's own BaseException makes its call "interrupted" (B15), and
+every other entered call keeps exactly what ``execute`` gives.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from conformance.batch.drive import Run
+from polyloop import ActionOutcome, ActionStatus
+
+__all__ = [
+    "INTERRUPTED",
+    "NOT_RUN_CANCELLED",
+    "Expected",
+    "expected",
+    "has_time",
+    "without_time",
+]
+
+INTERRUPTED = "interrupted while running; its effects are unknown"
+NOT_RUN_CANCELLED = "not run: the batch was cancelled"
+
+_TIME = re.compile(
+    r"\d{4}-\d{2}-\d{2}[T ]?\d{0,2}:?\d{0,2}:?\d{0,2}(?:\.\d+)?Z?"  # a date or date-time
+    r"|\b\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?\b"  # a clock time
+    r"|\b\d+(?:\.\d+)?\s?(?:ms|msec|s|sec|secs|seconds?|milliseconds?|us|µs|ns|minutes?)\b",
+    re.IGNORECASE,
+)
+"""A time of day, a date or a duration, as a synthetic observation must never hold (B5)."""
+
+
+def has_time(text: str) -> bool:
+    return bool(_TIME.search(text))
+
+
+def without_time(text: str) -> str:
+    """`text` with times and durations (and the brackets or words around them) taken out, so
+    that the clauses that own a synthetic text's wording judge it apart from B5."""
+    text = _TIME.sub("", text)
+    text = re.sub(r"\s*[\(\[]\s*(?:after|at|took|in|elapsed)?\s*[\)\]]", "", text)
+    text = re.sub(r"\s+(?:after|at|took|in|elapsed)\s*$", "", text)
+    return text.strip().rstrip(",;:").strip()
+
+
+@dataclass(frozen=True)
+class Expected:
+    """Each call's outcome by the contract and why, the stop's kind and what must be raised."""
+
+    outcomes: tuple[ActionOutcome | None, ...]
+    why: tuple[str, ...]
+    """Per call: ``rejected``, ``finished`` (ran to its end), ``not_entered``, ``interrupted``
+    (ended by a cancellation or its own BaseException), ``survived`` (ignored a cancellation
+    and returned), ``fault`` (returned a non-str: no outcome is invented)."""
+    stops: frozenset[str]
+    """``env``, ``cancel``, ``raised``, ``fault`` (non-str result or journal fault)."""
+    not_run: str | None
+    """The text a call not entered gets (None: nothing stopped)."""
+    raises: str | None
+    """``fault``, ``raised`` or ``cancel``: what execute_batch must raise (None: return)."""
+
+
+def _trusted(status: ActionStatus, text: str, synthetic: bool) -> ActionOutcome:
+    return ActionOutcome(
+        status=status,
+        observation=text,
+        observation_is_synthetic=synthetic,
+        env_reported_completion=False,
+        observation_truncated_chars=0,
+    )
+
+
+def expected(run: Run) -> Expected:
+    calls = run.schedule.calls
+    entered = run.entered()
+    stops: set[str] = set()
+    outcomes: list[ActionOutcome | None] = []
+    why: list[str] = []
+    raised: list[tuple[int, str]] = []
+    if run.cancelled:
+        stops.add("cancel")
+    if run.journal_error is not None and run.first("fault") is not None:
+        stops.add("fault")
+    for index, call in enumerate(calls):
+        if call.rejected:
+            outcomes.append(run.oracle[index])
+            why.append("rejected")
+        elif index not in entered:
+            outcomes.append(None)
+            why.append("not_entered")
+        elif index in run.cancels_seen:
+            if call.do == "ignore_cancel" and run.first("survived", index) is not None:
+                outcomes.append(_trusted(ActionStatus.EXECUTED, f"survived {index}", False))
+                why.append("survived")
+            else:
+                outcomes.append(_trusted(ActionStatus.ENV_ERROR, INTERRUPTED, True))
+                why.append("interrupted")
+        elif call.do == "nonstr" and run.first("stop", index) is not None:
+            stops.add("fault")
+            outcomes.append(None)
+            why.append("fault")
+        elif call.do in ("base", "cancel_self") and run.first("stop", index) is not None:
+            stops.add("raised")
+            raised.append((index, "Stop" if call.do == "base" else "CancelledError"))
+            outcomes.append(_trusted(ActionStatus.ENV_ERROR, INTERRUPTED, True))
+            why.append("interrupted")
+        elif run.first("exit", index) is None:
+            outcomes.append(None)  # still running when the run ended (it hung)
+            why.append("unfinished")
+        else:
+            outcome = run.oracle[index]
+            outcomes.append(outcome)
+            why.append("finished")
+            if outcome is not None and outcome.status is ActionStatus.ENV_ERROR:
+                stops.add("env")
+    not_run: str | None = None
+    raises: str | None = None
+    if raised:
+        first, name = min(raised)
+        not_run = f"not run: call {first} raised {name}"
+        raises = "raised"
+    elif run.cancelled:
+        not_run, raises = NOT_RUN_CANCELLED, "cancel"
+    else:
+        env = [
+            i
+            for i, outcome in enumerate(outcomes)
+            if why[i] == "finished"
+            and outcome is not None
+            and outcome.status is ActionStatus.ENV_ERROR
+        ]
+        if env:
+            not_run = f"not run: call {env[0]} reported an environment error"
+    if "fault" in stops:
+        raises = "fault"
+    if not_run is not None:
+        outcomes = [
+            _trusted(ActionStatus.NOT_EXECUTED, not_run, True) if w == "not_entered" else o
+            for o, w in zip(outcomes, why, strict=True)
+        ]
+    return Expected(
+        outcomes=tuple(outcomes),
+        why=tuple(why),
+        stops=frozenset(stops),
+        not_run=not_run,
+        raises=raises,
+    )

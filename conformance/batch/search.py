@@ -1,0 +1,134 @@
+"""One batch clause's Hypothesis run: traps first, then generated schedules, shrunk on failure.
+
+The kit records every failing schedule; Hypothesis replays the minimal one last, so the last
+record is the counterexample the report shows. The same ``--seed`` replays it exactly (the
+run is derandomized from the seed, as for V and E). A schedule that cannot be judged (handlers
+on threads whose order decides the check; an executor that never becomes quiet) counts as
+passing for the search and makes the clause ``skipped`` with the reason, never ``fail``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import hypothesis
+import hypothesis.errors
+from hypothesis import example, given
+
+from conformance._core import hypo
+from conformance._runner import TargetError
+from conformance._search import ClauseOutcome
+from conformance.batch.drive import Schedule
+from conformance.batch.harness import SCHEMA
+from conformance.batch.judge import BatchViolation, Inconclusive
+from conformance.batch.properties import BatchProperty
+from conformance.batch.together import Together
+from conformance.batch.trial import BatchTrial, Stuck
+from conformance.report import ClauseStatus, Counterexample
+
+__all__ = ["counterexample_of", "search_batch_clause"]
+
+
+@dataclass(kw_only=True)
+class _State:
+    examples: int = 0
+    failure: tuple[Any, BatchViolation] | None = None
+    inconclusive: str | None = None
+    stop: BaseException | None = None
+
+
+def _action_json(action: Any) -> dict[str, Any]:
+    call = action.tool_call
+    if call is None:
+        return {"code": action.code}
+    arguments = {k: v for k, v in call.arguments.items()}
+    for key, value in list(arguments.items()):
+        if hasattr(value, "items"):
+            arguments[key] = {k: (list(v) if isinstance(v, tuple) else v) for k, v in value.items()}
+    return {"tool_call": {"name": call.name, "arguments": arguments}}
+
+
+def counterexample_of(case: Any, found: BatchViolation) -> Counterexample:
+    """The report's form of a failing schedule: the batch, and the schedule as behaviour."""
+    if isinstance(case, Together):
+        actions: Any = [
+            [_action_json(a) for a in Schedule(calls=calls).actions(base)]
+            for calls, base in zip(case.batches, case.bases(), strict=True)
+        ]
+    else:
+        actions = [_action_json(a) for a in case.actions()]
+    return Counterexample(
+        schema=dict(SCHEMA),
+        tools=None,
+        action=actions,
+        behaviour=case.describe(),
+        expected=found.expected,
+        actual=found.actual,
+    )
+
+
+def search_batch_clause(
+    prop: BatchProperty,
+    trial: BatchTrial,
+    settings: hypothesis.settings,
+    seed: int,
+    label: str,
+) -> ClauseOutcome:
+    """Run one batch clause's property under Hypothesis and say what it concluded."""
+    state = _State()
+
+    def test(case: Any) -> None:
+        if state.stop is not None:
+            raise state.stop
+        if state.failure is None:
+            state.examples += 1
+        try:
+            prop.check(trial, case)
+        except Inconclusive as why:
+            state.inconclusive = state.inconclusive or str(why)
+        except BatchViolation as found:
+            state.failure = (case, found)
+            raise
+        except (TargetError, Stuck) as exc:
+            state.stop = exc
+            raise
+
+    hypo.add_digest(test, f"{prop.clause}:{label}".encode())
+    wrapped: Any = test
+    for trap in reversed(prop.traps):
+        wrapped = example(trap)(wrapped)
+    wrapped = given(prop.cases())(wrapped)
+    wrapped = settings(hypothesis.seed(seed)(wrapped))
+    try:
+        wrapped()
+    except (TargetError, Stuck) as exc:
+        return ClauseOutcome(verdict=ClauseStatus.ERROR, examples=state.examples, message=str(exc))
+    except (BatchViolation, hypothesis.errors.Flaky) as exc:
+        if state.failure is None:
+            return ClauseOutcome(
+                verdict=ClauseStatus.ERROR, examples=state.examples, message=str(exc)
+            )
+        case, found = state.failure
+        note = ""
+        if isinstance(exc, hypothesis.errors.Flaky):
+            note = (
+                " (flaky: replaying this schedule did not fail the same way; the executor keeps "
+                "state between batches or is nondeterministic)"
+            )
+        return ClauseOutcome(
+            verdict=ClauseStatus.FAIL,
+            examples=state.examples,
+            message=found.message + note,
+            counterexample=counterexample_of(case, found),
+        )
+    except hypothesis.errors.FailedHealthCheck as exc:
+        message = f"Hypothesis health check failed: {exc}"
+        return ClauseOutcome(verdict=ClauseStatus.ERROR, examples=state.examples, message=message)
+    if state.inconclusive is not None:
+        return ClauseOutcome(
+            verdict=ClauseStatus.SKIPPED,
+            examples=state.examples,
+            message=f"inconclusive: {state.inconclusive}",
+        )
+    return ClauseOutcome(verdict=ClauseStatus.PASS, examples=state.examples)

@@ -1,0 +1,92 @@
+"""Hypothesis strategies for batches, caps, release orders, cancellation points and faults.
+
+Everything shrinks towards the smallest case: fewer calls, the first kinds and behaviours of
+each list, a cap of 1, no journal, a release order of no steps (every gate then opens at the
+end), no cancellation. A failing schedule therefore shrinks to the smallest batch and the
+shortest schedule that still fail, and replays exactly from the seed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from hypothesis import strategies as st
+
+from conformance.batch.drive import Schedule
+from conformance.batch.harness import Call
+from conformance.batch.together import Together
+
+__all__ = ["batches", "schedules", "together"]
+
+
+def batches(
+    kinds: Sequence[str], behaviours: Sequence[str], min_size: int = 0, max_size: int = 6
+) -> st.SearchStrategy[tuple[Call, ...]]:
+    call = st.builds(Call, st.sampled_from(tuple(kinds)), st.sampled_from(tuple(behaviours)))
+    return st.lists(call, min_size=min_size, max_size=max_size).map(tuple)
+
+
+@st.composite
+def schedules(
+    draw: Any,
+    kinds: Sequence[str],
+    behaviours: Sequence[str] = ("return",),
+    *,
+    min_size: int = 0,
+    max_size: int = 6,
+    caps: tuple[int, int] = (1, 4),
+    journals: Sequence[str] = ("none", "fast", "slow"),
+    cancel: str = "never",
+    fault: bool = False,
+    mutate: bool = False,
+) -> Schedule:
+    """A batch and its schedule. `cancel`: ``never``, ``maybe`` or ``always``."""
+    calls = draw(batches(kinds, behaviours, min_size, max_size))
+    cap = draw(st.integers(*caps))
+    journal = draw(st.sampled_from(tuple(journals)))
+    accepted = [i for i, call in enumerate(calls) if not call.rejected]
+    steps = draw(st.integers(0, len(accepted)))
+    order = tuple(draw(st.permutations(accepted))[:steps]) if accepted else ()
+    cancel_at: int | None = None
+    twice = False
+    if cancel == "always" or (cancel == "maybe" and draw(st.booleans())):
+        cancel_at = draw(st.integers(0, len(order)))
+        twice = draw(st.booleans())
+    failing: tuple[str, int] | None = None
+    if fault and journal != "none" and calls and draw(st.booleans()):
+        failing = (
+            draw(st.sampled_from(("started", "committed"))),
+            draw(st.integers(0, len(calls) - 1)),
+        )
+    return Schedule(
+        calls=calls,
+        cap=cap,
+        journal=journal,
+        order=order,
+        cancel_at=cancel_at,
+        cancel_twice=twice,
+        fault=failing,
+        mutate=mutate,
+    )
+
+
+@st.composite
+def together(
+    draw: Any,
+    kinds: Sequence[str] = ("safe", "excl", "ask_true", "bad"),
+    behaviours: Sequence[str] = ("return", "raise", "env"),
+) -> Together:
+    """Two or three batches of one to three calls, and an interleaved release order."""
+    groups = draw(st.lists(batches(kinds, behaviours, 1, 3), min_size=2, max_size=3))
+    cap = draw(st.integers(1, 3))
+    journal = draw(st.booleans())
+    slots = [
+        (b, i)
+        for b, calls in enumerate(groups)
+        for i, call in enumerate(calls)
+        if not call.rejected
+    ]
+    steps = draw(st.integers(0, len(slots)))
+    order = tuple(draw(st.permutations(slots))[:steps]) if slots else ()
+    return Together(batches=tuple(groups), cap=cap, journal=journal, order=order)
