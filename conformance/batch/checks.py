@@ -231,13 +231,24 @@ def check_B5(trial: Trial, schedule: Schedule) -> None:
 
 
 def check_B6(trial: Trial, schedule: Schedule) -> None:
-    """Only concurrency-safe calls overlap; exclusive calls run alone (ambiguous
-    classifications are B9's)."""
+    """Only concurrency-safe calls overlap; exclusive calls run alone. A call whose classifier
+    answers other than an exact True (or raises) is exclusive too; if the executor asked that
+    classifier and misread the answer, the fault is B9's, so such a call is left to B9. One whose
+    classifier was never asked is judged here, as exclusive: an executor that runs everything
+    at once without classifying breaks B6, not B9."""
     run = trial.run(schedule)
     calls = schedule.calls
     running: set[int] = set()
+    asked: set[int] = set()
+
+    def deferred(ident: int) -> bool:
+        return ambiguous(calls[ident]) and ident in asked
+
     for event, ident in run.trace:
         if not 0 <= ident < len(calls):
+            continue
+        if event == "classify":
+            asked.add(ident)
             continue
         if event == "exit":
             running.discard(ident)
@@ -245,8 +256,8 @@ def check_B6(trial: Trial, schedule: Schedule) -> None:
         if event != "enter":
             continue
         call = calls[ident]
-        definite = [other for other in running if not ambiguous(calls[other])]
-        if not ambiguous(call):
+        definite = [other for other in running if not deferred(other)]
+        if not deferred(ident):
             if blocking(call) and definite:
                 raise _overlap(ident, call, sorted(definite), calls)
             exclusive = [other for other in definite if blocking(calls[other])]
@@ -314,7 +325,8 @@ def check_B8(trial: Trial, schedule: Schedule) -> None:
 
 def check_B9(trial: Trial, schedule: Schedule) -> None:
     """The classifier: at most once per accepted call, before it is entered, never for a
-    rejected call; only an exact True is concurrency-safe; its answer changes scheduling only."""
+    rejected call; only an exact True is concurrency-safe; its answer changes scheduling only.
+    A misread answer is judged only where the classifier was asked (else it is B6's)."""
     run = trial.run(schedule)
     calls = schedule.calls
     classified: list[int] = []
@@ -345,7 +357,7 @@ def check_B9(trial: Trial, schedule: Schedule) -> None:
             classified.append(ident)
         elif event == "enter":
             others = sorted(running)
-            if ambiguous(calls[ident]) and others:
+            if ambiguous(calls[ident]) and ident in classified and others:
                 raise _ambiguous(ident, calls[ident], others, "was entered while", calls)
             running.add(ident)
             entered.add(ident)
