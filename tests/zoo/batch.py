@@ -13,7 +13,6 @@ from typing import Any
 
 from polyloop import Action, ActionOutcome, ActionStatus
 from zoo.batch_base import (
-    _NOT_ENTERED,
     INTERRUPTED,
     ZooBatch,
     _Batch,
@@ -540,31 +539,12 @@ class NonStrResultBecomesText(ZooBatch):
 
 
 class _YieldsAfterStarted(_Batch):
-    async def body(self, index: int) -> object:
-        action = self.actions[index]
-        if self.journal is not None:
-            try:
-                await self.journal.started(index, action)
-            except asyncio.CancelledError:
-                self.pending_start = False
-                return _NOT_ENTERED
-            except BaseException as error:
-                self.pending_start = False
-                self.set_fault(error)
-                return _NOT_ENTERED
-            self.pending_start = False
-            self.wake.set()
-            try:
-                await asyncio.sleep(0)  # gives the loop a turn before the handler starts
-            except asyncio.CancelledError:
-                return _NOT_ENTERED
-            if self.stop is not None or self.fault is not None:
-                return _NOT_ENTERED
-        self.entered.add(index)
+    async def after_started(self) -> bool:
         try:
-            return await self.owner.run_call(index, action)
-        except BaseException as error:
-            return _Raised(error)
+            await asyncio.sleep(0)  # gives the loop a turn before the handler starts
+        except asyncio.CancelledError:
+            return False
+        return True
 
 
 class YieldsBetweenStartedAndEntry(ZooBatch):

@@ -212,6 +212,8 @@ class _Batch:
                 return _NOT_ENTERED
             self.pending_start = False
             self.wake.set()
+            if not await self.after_started():
+                return _NOT_ENTERED
             if self.stop is not None or self.fault is not None:
                 return _NOT_ENTERED
         self.entered.add(index)
@@ -219,6 +221,11 @@ class _Batch:
             return await self.owner.run_call(index, action)
         except BaseException as error:
             return _Raised(error)
+
+    async def after_started(self) -> bool:
+        """Between a call's `started` and its entry; False: the call is not entered. Correct
+        code does nothing here (B17); a broken entry overrides it."""
+        return True
 
     def settled(self, task: asyncio.Task[object]) -> None:
         index = self.running.pop(task)
