@@ -11,14 +11,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from conformance import _extra  # noqa: F401  (first: without the extra, one line naming it)
-from conformance.batch.contract import BatchExecutorContract
+from conformance._core.report import ClauseResult, Counterexample, Report
 from conformance.catalog import CLAUSES, Clause
-from conformance.contract import ExecutorContract
+from conformance.contract import BatchExecutorContract, ExecutorContract
 from conformance.engine import certify
-from conformance.report import ClauseResult, Counterexample, Report
 
 if TYPE_CHECKING:
-    from conformance.toolcheck import ToolContract, check_registry, check_tool
+    from conformance.tools import ToolContract, check_registry, check_tool
 
 __all__ = [
     "CLAUSES",
@@ -42,9 +41,9 @@ def __getattr__(name: str) -> Any:
     # (which the tool checks use) may not be imported yet: it loads Hypothesis's Unicode
     # tables. So the tool checks load on first use.
     if name in _TOOLCHECK:
-        from conformance import toolcheck
+        from conformance import tools
 
-        value = getattr(toolcheck, name)
+        value = getattr(tools, name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'conformance' has no attribute {name!r}")

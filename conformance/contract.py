@@ -17,6 +17,24 @@ runs that clause's property with the same machinery as `certify`, so a failure s
 counterexample and a reproduction line. The pytest plugin's ``--conformance-profile``,
 ``--conformance-level`` and ``--conformance-seed`` options override the class attributes, and
 ``--conformance-db`` names a shared Hypothesis example database.
+
+`BatchExecutorContract` does the same for a batch executor::
+
+    from conformance import BatchExecutorContract
+
+    class TestMyScheduler(BatchExecutorContract):
+        level = "strict"
+
+        @staticmethod
+        def make_executor(registry, *, max_concurrency):
+            return MyScheduler(registry, max_concurrency=max_concurrency)
+
+The kit calls ``make_executor(registry, max_concurrency=N)`` with the cap each schedule is
+played with. Every clause a batch certification checks becomes its own test: B1–B18, and the
+V and E clauses through one-call batches (B4), named and run as in `ExecutorContract`.
+
+These base classes sit above the subjects (they call `conformance.engine.certify`), beside the
+command line.
 """
 
 from __future__ import annotations
@@ -32,13 +50,14 @@ from conformance import catalog
 from conformance._core.clause_tests import add_clause_tests
 from conformance._core.limits import EXECUTE_DEADLINE
 from conformance._core.options import contract_options
+from conformance._core.report import ClauseResult, Report
 from conformance._core.text import slug
+from conformance.batch import BATCH_CLAUSES
 from conformance.catalog import LEVELS
 from conformance.engine import CERTIFIED_CLAUSES, SetUpError, certify
-from conformance.report import ClauseResult, Report
-from polyloop import ActionExecutor, ToolRegistry
+from polyloop import ActionExecutor, BatchExecutor, ToolRegistry
 
-__all__ = ["ExecutorContract"]
+__all__ = ["BatchExecutorContract", "ExecutorContract"]
 
 
 class ExecutorContract:
@@ -205,7 +224,35 @@ _RECEIVES: dict[tuple[str, ...], str] = {CERTIFIED_CLAUSES: "only the registry"}
 
 add_clause_tests(
     ExecutorContract,
-    CERTIFIED_CLAUSES,
+    [catalog.get(clause_id) for clause_id in CERTIFIED_CLAUSES],
+    _clause_test,
+    name=_test_name,
+    doc=lambda clause: f"{clause.id} ({clause.level}): {clause.title}.\n\n{clause.summary}",
+)
+
+
+_ALL = CERTIFIED_CLAUSES + BATCH_CLAUSES
+
+
+class BatchExecutorContract(ExecutorContract):
+    """Base class for a pytest test class certifying a batch executor (white-box)."""
+
+    _CLAUSES: ClassVar[tuple[str, ...]] = _ALL
+
+    @staticmethod
+    def make_executor(registry: ToolRegistry, **kwargs: Any) -> BatchExecutor:  # type: ignore[override]
+        """Return a fresh batch executor serving `registry` with ``max_concurrency`` (a
+        keyword argument) as its cap (override this)."""
+        raise NotImplementedError
+
+
+_BASES.append(BatchExecutorContract)
+_SIGNATURE[_ALL] = "registry, *, max_concurrency"
+_RECEIVES[_ALL] = "the registry and max_concurrency="
+
+add_clause_tests(
+    BatchExecutorContract,
+    [catalog.get(clause_id) for clause_id in BATCH_CLAUSES],
     _clause_test,
     name=_test_name,
     doc=lambda clause: f"{clause.id} ({clause.level}): {clause.title}.\n\n{clause.summary}",

@@ -19,12 +19,11 @@ from typing import Any
 from conformance.batch import BATCH_CLAUSES
 from conformance.catalog import CLAUSES, CONTRACT_VERSION, SECTIONS, Clause
 from conformance.engine import CERTIFIED_CLAUSES
-from conformance.toolcheck.report import CLAUSE_IDS as TOOL_CLAUSES
+from conformance.tools.report import CLAUSE_IDS as TOOL_CLAUSES
 
 __all__ = [
     "ENTRY_POINTS",
     "REGENERATE",
-    "add_catalog_command",
     "catalog_json",
     "catalog_text",
     "checked_by",
@@ -180,14 +179,6 @@ def contract_markdown() -> str:
             clause.summary,
         ]
     return "\n".join(out) + "\n"
-
-
-def add_catalog_command(subparsers: Any) -> argparse.ArgumentParser:
-    """Register `catalog` on a `parser.add_subparsers()` object (it lives in `conformance.cli`
-    with the other commands)."""
-    from conformance.cli import add_catalog_command as register
-
-    return register(subparsers)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,6 +1,6 @@
 """`certify`: check an action executor against the contract, clause by clause.
 
-Each selected clause's property (`conformance.properties`) runs under Hypothesis with the
+Each selected clause's property (`conformance.executor.properties`) runs under Hypothesis with the
 chosen profile and seed. When a check fails, Hypothesis shrinks the scenario; the kit records
 every failing run, and since Hypothesis replays the minimal example last, the last record is
 the counterexample the report shows. The executor under test never runs on the kit's own
@@ -27,28 +27,29 @@ from conformance import catalog
 from conformance._core import hypo
 from conformance._core.deadline import DeadlineRunner, LoopThread
 from conformance._core.limits import EXECUTE_DEADLINE
+from conformance._core.outcome import ClauseOutcome
 from conformance._core.outside import needs_earlier as _needs_earlier
 from conformance._core.outside import state_outside as _state_outside
+from conformance._core.report import ClauseResult, ClauseStatus, Report
 from conformance._core.runs import campaign_seed as _campaign_seed
 from conformance._core.runs import run_settings as _run_settings
 from conformance._core.text import describe_exception
-from conformance._runner import Trial
-from conformance._search import ClauseOutcome, no_scenario
-from conformance._search import search_clause as _search_clause  # patched by tests
 from conformance.batch import BATCH_CLAUSES
 from conformance.batch.run import batch_outcome
 from conformance.batch.subject import OneCallBatch, is_batch_target, one_call_factory, subject_of
 from conformance.catalog import LEVELS
-from conformance.oracle import UnresolvedReference
-from conformance.report import ClauseResult, ClauseStatus, Report
+from conformance.executor.oracle import UnresolvedReference
+from conformance.executor.runner import Trial
+from conformance.executor.search import no_scenario
+from conformance.executor.search import search_clause as _search_clause  # patched by tests
 from polyloop import ToolRegistry, __version__
 
 if TYPE_CHECKING:
-    from conformance.properties import Property, ScenarioSource
+    from conformance.executor.properties import Property, ScenarioSource
 
-# `conformance.properties` (and with it the strategies and hypothesis-jsonschema) is imported
-# when certify runs, not when this module is: the pytest plugin imports the package at pytest
-# start-up, where loading Hypothesis's Unicode tables is not allowed.
+# `conformance.executor.properties` (and with it the strategies and hypothesis-jsonschema) is
+# imported when certify runs, not when this module is: the pytest plugin imports the package at
+# pytest start-up, where loading Hypothesis's Unicode tables is not allowed.
 
 __all__ = [
     "CERTIFIABLE",
@@ -97,8 +98,8 @@ CERTIFIED_CLAUSES: tuple[str, ...] = tuple(
     clause.id for clause in catalog.CLAUSES if clause.section in ("validation", "dispatch")
 )
 """The clauses `certify` checks (V1–V8, E1–E15, one property each in
-`conformance.properties`); the others concern specs, registries, tool authors and the API, and
-have their own checks."""
+`conformance.executor.properties`); the others concern specs, registries, tool authors and the
+API, and have their own checks."""
 
 
 CERTIFIABLE: tuple[str, ...] = CERTIFIED_CLAUSES + BATCH_CLAUSES
@@ -279,7 +280,7 @@ def _outcome(run: _Run, prop: Property) -> ClauseOutcome:
 
 
 def _clause_result(run: _Run, clause_id: str) -> ClauseResult:
-    from conformance.properties import PROPERTIES
+    from conformance.executor.properties import PROPERTIES
 
     clause = catalog.get(clause_id)
     started = time.perf_counter()
@@ -376,7 +377,7 @@ def _make_run(
     subject: str = "executor",
 ) -> _Run:
     mode = _check_target(target, registry)
-    from conformance.properties import ScenarioSource
+    from conformance.executor.properties import ScenarioSource
 
     batch_trial = None
     if subject == "batch":

@@ -36,7 +36,7 @@ from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 from jsonschema_specifications import REGISTRY as SPECIFICATIONS
 
-from conformance._hjs_compat import from_schema
+from conformance._core.hjs_compat import from_schema
 from polyloop import ToolCall, ToolRegistry, ToolSpec
 
 DATA = Path(__file__).parent / "data"

@@ -2,8 +2,8 @@
 
 hypothesis-jsonschema 0.23.1 draws an object's keys through a private Hypothesis helper,
 ``conjecture.utils.many``, whose ``while elements.more():`` protocol Hypothesis 6.170.10 replaced
-with ``with many(...) as elements: for _ in elements:``. Without `conformance._hjs_compat` every
-object schema then fails with ``AttributeError: 'many' object has no attribute 'more'``. These
+with ``with many(...) as elements: for _ in elements:``. Without `conformance._core.hjs_compat`
+every object schema then fails with ``AttributeError: 'many' object has no attribute 'more'``. These
 tests are the alarm: they fail loudly, naming the versions, when the layer stops bridging the
 installed pair (tox -e deps-lowest and deps-newest run them on both ends of the declared range).
 """
@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.internal.conjecture import utils as hypothesis_utils
 
-from conformance import _hjs_compat
-from conformance._hjs_compat import from_schema
+from conformance._core import hjs_compat as _hjs_compat
+from conformance._core.hjs_compat import from_schema
 
 OBJECT_SCHEMA = {
     "type": "object",
@@ -44,7 +44,8 @@ DEPENDENT_SCHEMA = {
 
 EXPLANATION = (
     f"hypothesis-jsonschema {hypothesis_jsonschema.__version__} cannot generate from an object "
-    f"schema with hypothesis {hypothesis.__version__}, even through conformance/_hjs_compat.py. "
+    f"schema with hypothesis {hypothesis.__version__}, even through "
+    "conformance/_core/hjs_compat.py. "
     "hypothesis-jsonschema 0.23.1 calls the private conjecture.utils.many().more(), which "
     "Hypothesis 6.170.10 replaced by `with many(...) as e: for _ in e:`; the layer bridges the "
     "two. Check what the installed Hypothesis's `many` looks like now and update the layer, or "

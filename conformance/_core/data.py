@@ -24,7 +24,7 @@ def thaw(value: Any) -> Any:
     """A deep plain copy: every mapping a dict, every list/tuple a list, other values as they are.
 
     The one copy the kit makes of (possibly deep-frozen) JSON data; callers that may hold cyclic
-    or very deep data check it first (`conformance.toolcheck.schema.json_problems`)."""
+    or very deep data check it first (`conformance.tools.schema.json_problems`)."""
     if isinstance(value, Mapping):
         return {key: thaw(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):

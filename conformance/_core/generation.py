@@ -1,8 +1,9 @@
 """The kit's one door to hypothesis-jsonschema.
 
 Every use of hypothesis-jsonschema in the kit goes through `from_schema` here (the valid-argument
-generator in `conformance.strategies`, and through it the tool checks' H3/H4/H6). The library
-itself is reached only through `conformance._hjs_compat`, the bridge to current Hypothesis.
+generator in `conformance._core.arguments`, and through it the tool checks' H3/H4/H6). The
+library itself is reached only through `conformance._core.hjs_compat`, the bridge to current
+Hypothesis.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ def from_schema(schema: Any) -> st.SearchStrategy[Any]:
     drawing; its internal entry point raises at once, so such a schema is a property of the
     schema, not a crash later. Raises `SchemaRefused` for a schema the kit does not generate
     from (`refusal`), else whatever hypothesis-jsonschema raises."""
-    from conformance._hjs_compat import hjs_module as _hj
+    from conformance._core.hjs_compat import hjs_module as _hj
 
     why = refusal(schema)
     if why is not None:

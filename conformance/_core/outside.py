@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from conformance.report import ClauseResult, ClauseStatus
+from conformance._core.report import ClauseResult, ClauseStatus
 
 __all__ = ["needs_earlier", "state_outside"]
 

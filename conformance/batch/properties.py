@@ -1,9 +1,9 @@
 """One property per batch clause (B1-B18): its cases, its check, and the hand-picked traps
 that every run tries first.
 
-`PROPERTIES` maps each clause ID to its `BatchProperty`, as `conformance.properties` does for
-V and E: the catalog row, the report line, the `BatchExecutorContract` test and the check are
-found by one ID. Adding a B clause is one row here plus its check (in `checks` or
+`PROPERTIES` maps each clause ID to its `BatchProperty`, as `conformance.executor.properties`
+does for V and E: the catalog row, the report line, the `BatchExecutorContract` test and the
+check are found by one ID. Adding a B clause is one row here plus its check (in `checks` or
 `checks_stop`) and its traps.
 """
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import hypothesis
 
+from conformance._core.outcome import ClauseOutcome
+from conformance._core.report import ClauseStatus
 from conformance._core.text import describe_exception
-from conformance._search import ClauseOutcome
-from conformance.report import ClauseStatus
 
 __all__ = ["EXAMPLES_FACTOR", "batch_outcome"]
 

@@ -17,15 +17,14 @@ import hypothesis.errors
 from hypothesis import example, given
 
 from conformance._core import hypo
-from conformance._runner import TargetError
-from conformance._search import ClauseOutcome
+from conformance._core.outcome import ClauseOutcome, TargetError
+from conformance._core.report import ClauseStatus, Counterexample
 from conformance.batch.drive import Schedule
 from conformance.batch.harness import SCHEMA
 from conformance.batch.judge import BatchViolation, Inconclusive
 from conformance.batch.properties import BatchProperty
 from conformance.batch.together import Together
 from conformance.batch.trial import BatchTrial, Stuck
-from conformance.report import ClauseStatus, Counterexample
 
 __all__ = ["counterexample_of", "search_batch_clause"]
 

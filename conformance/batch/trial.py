@@ -13,8 +13,8 @@ from typing import Any
 from conformance._core.capture import OutputCapture
 from conformance._core.deadline import DeadlineRunner
 from conformance._core.limits import GRACE
+from conformance._core.outcome import TargetError
 from conformance._core.text import describe_exception
-from conformance._runner import TargetError
 from conformance.batch.blackbox import Plain, Recorder
 from conformance.batch.drive import FactoryFailed, Run, Schedule, drive, result_of, start_batch
 from conformance.batch.harness import Unsettled

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from conformance.report import Report
+from conformance._core.report import Report
 
 
 def assert_fails_exactly(report: Report, name: str, clauses: Iterable[str]) -> None:

@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from zoo.batch import CapOffByOne
 
 from conformance import BatchExecutorContract
+from conformance._core.report import report_schema
 from conformance.batch import BATCH_CLAUSES
 from conformance.batch.drive import Schedule, drive
 from conformance.batch.harness import Call
@@ -25,7 +26,6 @@ from conformance.batch.oracle import has_time, without_time
 from conformance.batch.strategies import schedules
 from conformance.cli import main
 from conformance.engine import CERTIFIED_CLAUSES, SetUpError, certify, select_clauses
-from conformance.report import report_schema
 from polyloop import RegistryBatchExecutor, RegistryExecutor, ToolRegistry, ToolSpec
 
 

@@ -19,9 +19,9 @@ from zoo.broken import NoToolCallExecuted
 from zoo.runner import ClaimsCompletion
 
 from conformance import certify
+from conformance._core.report import ClauseResult, Counterexample, Report, report_schema
 from conformance.cli import load_expected_failures, main
 from conformance.engine import SetUpError
-from conformance.report import ClauseResult, Counterexample, Report, report_schema
 from polyloop import Action, ActionOutcome, RegistryExecutor, ToolRegistry, ToolSpec
 
 __all__ = ["ClaimsCompletion"]  # certified by name below
@@ -305,7 +305,7 @@ def test_11_deciding_there_is_no_scenario_takes_a_bounded_number_of_draws(
     from hypothesis import reject
     from hypothesis import strategies as st
 
-    from conformance.properties import PROPERTIES
+    from conformance.executor.properties import PROPERTIES
 
     draws = [0]
 
@@ -375,7 +375,7 @@ def test_16_certify_format_github_is_one_error_per_failed_clause(
 
 
 def test_16_github_escapes_newlines_percent_and_title_separators() -> None:
-    from conformance.ci_output import Case, github_annotations
+    from conformance.cli.ci_output import Case, github_annotations
 
     case = Case(suite="s", name="n", status="fail", headline="E4 fail: 100%, a:b", detail="x\ny")
     assert github_annotations([case]) == "::error title=E4 fail::E4 fail: 100%25, a:b%0Ax%0Ay"
@@ -501,7 +501,7 @@ def test_17_E1_lists_the_tools_instead_of_calling_them_a_schema() -> None:
 
 def test_15_a_tool_contract_failure_starts_with_the_clause_and_the_finding() -> None:
     from conformance.toolcheck import check_tool
-    from conformance.toolcheck.contract import failure_text
+    from conformance.tools.contract import failure_text
 
     tool = check_tool({"name": "bad", "parameters": {"type": "dict"}}, examples=0)
     text = failure_text(tool, "H2")

@@ -159,7 +159,7 @@ def test_14_check_tools_leaves_no_hypothesis_directory_and_its_json_has_a_schema
 
     import jsonschema
 
-    from conformance.toolcheck.report import tools_report_schema
+    from conformance.tools.report import tools_report_schema
     from polyloop import __version__
 
     work = tmp_path / "project"
@@ -183,7 +183,7 @@ def test_14_the_tools_schema_rejects_a_report_without_the_kit_version() -> None:
     import jsonschema
 
     from conformance.toolcheck import check_registry
-    from conformance.toolcheck.report import tools_report_schema
+    from conformance.tools.report import tools_report_schema
 
     report = check_registry(
         [{"name": "bad", "parameters": {"type": "dict"}}], examples=0, raise_on_failure=False

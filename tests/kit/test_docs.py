@@ -10,9 +10,9 @@ import pytest
 from _commands import run_registered
 
 from conformance import catalog
+from conformance.cli import add_catalog_command
 from conformance.docs import (
     ENTRY_POINTS,
-    add_catalog_command,
     checked_by,
     contract_markdown,
     main,

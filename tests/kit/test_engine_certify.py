@@ -24,9 +24,9 @@ from zoo.runner import (
 from zoo.unusual import UNUSUAL
 
 from conformance import certify
+from conformance._core.report import Report, report_schema
 from conformance.engine import CERTIFIED_CLAUSES, SetUpError, select_clauses
-from conformance.properties import black_box_clauses, validation
-from conformance.report import Report, report_schema
+from conformance.executor.properties import black_box_clauses, validation
 from polyloop import RegistryExecutor, ReplayPolicy, ToolRegistry, ToolSpec
 
 STRICT = tuple(CERTIFIED_CLAUSES)
@@ -168,7 +168,7 @@ def test_black_box_catches_an_executor_that_rejects_valid_calls() -> None:
 
 def test_every_certified_clause_has_one_property_in_contract_order() -> None:
     import conformance
-    from conformance.properties import PROPERTIES
+    from conformance.executor.properties import PROPERTIES
 
     assert tuple(PROPERTIES) == STRICT
     assert tuple(f"V{n}" for n in range(1, 9)) + tuple(f"E{n}" for n in range(1, 16)) == STRICT
@@ -328,3 +328,4 @@ def test_keyboard_interrupts_raised_by_handlers_never_reach_the_kit() -> None:
     report = certify(SwallowsInterrupts, profile="quick", seed=4, only=["E6"])
     assert statuses(report) == {"E6": "fail"}
     assert report.result("E6").counterexample is not None
+

@@ -11,8 +11,8 @@ import jsonschema
 import pytest
 from _subprocesses import env_with_tests, run_python
 
+from conformance._core.report import report_schema
 from conformance.cli import main
-from conformance.report import report_schema
 
 HERE = Path(__file__).parent
 QUICK = ["--profile", "quick", "--seed", "1"]

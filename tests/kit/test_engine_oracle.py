@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from conformance import behaviours as bh
-from conformance.oracle import accepts, expect, mentions, must_reject, ref_siblings_inert
+from conformance.executor import behaviours as bh
+from conformance.executor.oracle import accepts, expect, mentions, must_reject, ref_siblings_inert
 from polyloop import Action, ActionStatus, ToolCall
 
 D4 = "http://json-schema.org/draft-04/schema#"

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance import strategies as gen
-from conformance.behaviours import plain_copy
-from conformance.oracle import accepts, full_validator, must_reject, schemas_of
-from conformance.strategies.values import _near_misses
+from conformance._core.values import _near_misses
+from conformance.executor import strategies as gen
+from conformance.executor.behaviours import plain_copy
+from conformance.executor.oracle import accepts, full_validator, must_reject, schemas_of
 from polyloop import Action, RegistryExecutor, ToolRegistry, ToolSpec
 
 SETTINGS = settings(

@@ -22,7 +22,7 @@ import jsonschema
 import pytest
 from _subprocesses import env_with_tests
 
-from conformance.report import report_schema
+from conformance._core.report import report_schema
 
 HERE = Path(__file__).parent
 QUICK = ["--profile", "quick", "--seed", "1"]

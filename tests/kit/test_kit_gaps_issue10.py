@@ -16,7 +16,7 @@ from zoo.base import ZooExecutor
 
 from conformance import certify
 from conformance._core.text import STR_FAILED, describe_exception, exception_text, type_name
-from conformance.behaviours import (
+from conformance.executor.behaviours import (
     CLAIMS_STR,
     HOSTILE_ERROR_KINDS,
     HOSTILE_STR_RAISES_KINDS,
@@ -29,8 +29,8 @@ from conformance.behaviours import (
     UnprintableError,
     fingerprint,
 )
-from conformance.oracle import expect, json_types_of, must_reject, plain_keys
-from conformance.properties.validation import _twins
+from conformance.executor.oracle import expect, json_types_of, must_reject, plain_keys
+from conformance.executor.properties.validation import _twins
 from polyloop import Action, ActionStatus, ToolCall, ToolRegistry, ToolSpec, ToolValidationError
 
 REQUIRES_Q = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}

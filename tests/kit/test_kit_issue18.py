@@ -13,15 +13,15 @@ from hostile.agreeable_observation import Agreeable, AgreeableObservation
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance import behaviours as bh
 from conformance._core.data import fingerprint, picture_text
+from conformance._core.report import short_numbers
 from conformance.engine import certify
-from conformance.properties import PROPERTIES, ScenarioSource
-from conformance.properties.dispatch import traps
-from conformance.properties.edges import hostile_traps
-from conformance.properties.scenarios import Violation
-from conformance.properties.validation import traps as validation_traps
-from conformance.report import short_numbers
+from conformance.executor import behaviours as bh
+from conformance.executor.properties import PROPERTIES, ScenarioSource
+from conformance.executor.properties.dispatch import traps
+from conformance.executor.properties.edges import hostile_traps
+from conformance.executor.properties.scenarios import Violation
+from conformance.executor.properties.validation import traps as validation_traps
 from polyloop import Action, ActionOutcome, ActionStatus, RegistryExecutor
 
 _JSON_SCALARS = (str, int, float, bool, type(None))

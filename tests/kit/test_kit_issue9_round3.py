@@ -21,10 +21,10 @@ from zoo.base import ZooExecutor, thaw
 from zoo.independent import EchoesBooleanAndNullValues
 
 from conformance import certify
+from conformance._core.report import report_schema
 from conformance._core.text import json_text
-from conformance.properties import dispatch, validation
-from conformance.report import report_schema
-from conformance.strategies import (
+from conformance.executor.properties import dispatch, validation
+from conformance.executor.strategies import (
     SPECIAL_PROPERTY_NAMES,
     echoes_literals,
     flipped_literals,

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
-from conformance import strategies as gen
-from conformance.oracle import CallVerdict, depends_on_dialect_choice, expect
-from conformance.properties import validation
-from conformance.strategies import ToolDef
+from conformance.executor import strategies as gen
+from conformance.executor.oracle import CallVerdict, depends_on_dialect_choice, expect
+from conformance.executor.properties import validation
+from conformance.executor.strategies import ToolDef
 from polyloop import Action, ToolCall
 
 _DAY = {

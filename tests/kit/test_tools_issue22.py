@@ -1,7 +1,7 @@
 """check-tools' false verdicts of issue 22 item 4, and its H2 message quoting (issue 24 item 7).
 
 - H2 judged `pattern` by Python's `re`: five valid ECMA-262 patterns failed. Now ECMA-262
-  syntax (`conformance.toolcheck.ecma_regex`), measured on the JSON-Schema-Test-Suite's
+  syntax (`conformance.tools.ecma_regex`), measured on the JSON-Schema-Test-Suite's
   `format/ecmascript-regex.json` cases and the patterns of its `ecmascript-regex.json`.
 - Blank and duplicate tool names passed although `ToolSpec` (S3) and `ToolRegistry` (R2)
   refuse them.
@@ -23,12 +23,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from conformance._core.supervise import _gave_up
-from conformance.ground_truth import full_validator
+from conformance._core.ground_truth import full_validator
+from conformance.cli.supervise import _gave_up
 from conformance.toolcheck import ToolDraft, check_registry, check_tool, load_tool_file
-from conformance.toolcheck.ecma_regex import judge
-from conformance.toolcheck.report import tools_report_schema
-from conformance.toolcheck.satisfiable import satisfiability
+from conformance.tools.ecma_regex import judge
+from conformance.tools.report import tools_report_schema
+from conformance.tools.satisfiable import satisfiability
 from polyloop import ToolSpec
 
 SUITE = Path(__file__).resolve().parents[1] / "data" / "json-schema-test-suite"

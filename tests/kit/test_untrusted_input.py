@@ -25,10 +25,10 @@ from hypothesis import strategies as st
 from conformance import certify
 from conformance._core.dialect import in_place_ref_cycle, unresolved_refs
 from conformance._core.generation import MAX_ENUM_ITEMS, SchemaRefused, from_schema
+from conformance._core.report import Report
 from conformance._core.text import escape_name, json_dumps
 from conformance.cli import main
-from conformance.oracle import UnresolvedReference, full_validator
-from conformance.report import Report
+from conformance.executor.oracle import UnresolvedReference, full_validator
 from conformance.toolcheck import ToolCheckReport, check_registry, load_tool_file
 from polyloop import RegistryExecutor, ToolRegistry, ToolSpec
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from conformance.properties import black_box_clauses
+from conformance.executor.properties import black_box_clauses
 from polyloop import ToolRegistry, ToolSpec
 
 from .base import ZooExecutor
