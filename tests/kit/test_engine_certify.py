@@ -329,3 +329,15 @@ def test_keyboard_interrupts_raised_by_handlers_never_reach_the_kit() -> None:
     assert statuses(report) == {"E6": "fail"}
     assert report.result("E6").counterexample is not None
 
+
+def test_report_schema_names_every_profile_certify_accepts() -> None:
+    # A report of `--profile fast` (the pre-commit profile) must validate like any other.
+    from conformance._core.hypo import PROFILES
+
+    assert report_schema()["properties"]["profile"]["enum"] == list(PROFILES)
+
+
+def test_a_fast_profile_report_validates_against_the_schema() -> None:
+    report = certify(lambda registry: registry.executor(), only=["E1"], profile="fast", seed=0)
+    assert report.profile == "fast" and report.passed
+    assert_valid_report(report)
