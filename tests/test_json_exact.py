@@ -285,6 +285,32 @@ def test_E13_non_str_keys_survive_recording_and_thawing_with_their_types() -> No
     assert [type(k) for k in handed] == [int, str, float]
 
 
+def _nested_tuples(levels: int) -> tuple[Any, ...]:
+    value: tuple[Any, ...] = (1,)
+    for _ in range(levels - 1):
+        value = (value,)
+    return value
+
+
+def test_E13_a_tuple_key_of_256_levels_is_shared_as_its_own_copy() -> None:
+    # A tuple of immutable leaves is its own best copy: deepcopy returns it, and polyloop
+    # keeps it rather than refusing a key it cannot duplicate. 256 levels is the bound.
+    key = _nested_tuples(256)
+    call = ToolCall(name="t", arguments={key: "v"})
+    assert next(iter(call.arguments)) is key
+    assert thaw(call.arguments) == {key: "v"}
+
+
+def test_E13_a_tuple_key_of_257_levels_is_refused_as_an_uncopyable_leaf() -> None:
+    with pytest.raises(TypeError) as caught:
+        ToolCall(name="t", arguments={_nested_tuples(257): "v"})
+    message = str(caught.value)
+    assert message.startswith("arguments[(((")
+    assert "(a key) is a tuple that copy.deepcopy cannot copy (it returns the same object)" in (
+        message
+    )
+
+
 @pytest.mark.asyncio
 async def test_E13_the_handler_gets_a_set_for_a_set_and_mutating_it_reaches_nothing() -> None:
     seen: list[Any] = []

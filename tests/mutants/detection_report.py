@@ -1,8 +1,16 @@
-"""Writes `docs/detection.md` from a mutation run's results (see `run.py`)."""
+"""Writes `docs/detection.md` from a mutation run's results (see `run.py`).
+
+Each subject of `run.py` (`--subject executor`, `--subject batch`) owns one section of the file,
+between the HTML comments `<!-- detection:<subject>:begin -->` and `<!-- detection:<subject>:end
+-->`; a run rewrites its own section and leaves the rest byte for byte, so the two runs compose
+in either order. A file without any marker (one written before subjects had sections) is the
+executor's section whole.
+"""
 
 from __future__ import annotations
 
 import collections
+import dataclasses
 import statistics
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -11,104 +19,63 @@ from typing import Any
 DETECTED = ("killed", "timeout", "crashed")
 """A judge that fails, runs out of time or dies on a mutant has detected it."""
 
-
-def _status(result: dict[str, Any], judge: str) -> str:
-    return str(result.get(judge, {}).get("status", "missing"))
-
-
-def _percent(part: int, whole: int) -> str:
-    return f"{100 * part / whole:.1f}%" if whole else "n/a"
+SECTION_ORDER = ("executor", "batch")
+"""The subjects' sections in the file, in this order whichever run wrote last."""
 
 
-def _block(mutant: Any, note: str) -> list[str]:
-    return [
-        f"#### `{mutant.id}`",
-        "",
-        note,
-        "",
-        "```diff",
-        mutant.diff,
-        "```",
-        "",
+def markers(subject: str) -> tuple[str, str]:
+    """The HTML comments that open and close `subject`'s section of the report."""
+    return f"<!-- detection:{subject}:begin -->", f"<!-- detection:{subject}:end -->"
+
+
+def compose(existing: str | None, subject: str, body: str) -> str:
+    """`existing` (the report's text, or None) with `subject`'s section replaced by `body`.
+
+    Only the text between that subject's markers changes; a section not there yet goes where
+    `SECTION_ORDER` puts it among the others. A text with no marker at all is the executor
+    section of a report written before sections existed."""
+    begin, end = markers(subject)
+    block = f"{begin}\n{body.strip()}\n{end}"
+    text = (existing or "").rstrip()
+    if text and not any(m in text for s in SECTION_ORDER for m in markers(s)):
+        if subject == "executor":
+            return block + "\n"
+        legacy_begin, legacy_end = markers("executor")
+        text = f"{legacy_begin}\n{text}\n{legacy_end}"
+    if begin in text and end in text and text.index(begin) < text.index(end):
+        head, rest = text.split(begin, 1)
+        tail = rest.split(end, 1)[1]
+        return f"{head}{block}{tail}".rstrip() + "\n"
+    if not text:
+        return block + "\n"
+    later = [
+        text.index(markers(s)[0])
+        for s in SECTION_ORDER[SECTION_ORDER.index(subject) + 1 :]
+        if subject in SECTION_ORDER and markers(s)[0] in text
     ]
+    if later:
+        at = min(later)
+        return f"{text[:at]}{block}\n\n{text[at:]}".rstrip() + "\n"
+    return f"{text}\n\n{block}\n"
 
 
-def _section(
-    title: str, group: Sequence[Any], note: Callable[[Any], str], *, intro: str = ""
-) -> list[str]:
-    """A report section: an optional intro paragraph, then each mutant's block, or "None."."""
-    out = [f"## {title}", ""] + ([intro, ""] if intro else [])
-    if not group:
-        return [*out, "None.", ""]
-    for mutant in group:
-        out += _block(mutant, note(mutant))
-    return out
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class _Wording:
+    """The texts of one subject's section (the executor's are the report's historical ones)."""
+
+    heading: str
+    """The prefix of the section's own headings; a mutant's block is one level deeper."""
+    intro: Callable[[bool], list[str]]
+    """The section's title and introduction, given whether the run is partial."""
+    equivalent_file: str
+    path: str
+    """The population the kit judges, as the tables name it."""
+    path_row: str
+    targets: str
 
 
-def write_report(
-    path: Path,
-    *,
-    mutants: Sequence[Any],
-    generated: int,
-    results: dict[str, dict[str, Any]],
-    equivalents: dict[str, dict[str, str]],
-    stale: Sequence[str],
-    wall: float,
-    reference_seconds: float,
-    jobs: int,
-    load: tuple[tuple[float, ...], tuple[float, ...]],
-    partial: bool,
-) -> list[str]:
-    """Write the report; return the problems that fail the run (an equivalent mutant killed,
-    an equivalent entry matching no mutant)."""
-    problems: list[str] = []
-    kinds = {key: entry.get("kind", "equivalent") for key, entry in equivalents.items()}
-    reasons = {key: entry["reason"] for key, entry in equivalents.items()}
-    for mutant in mutants:
-        clause = results.get(mutant.id, {}).get("kit", {}).get("hardening")
-        if clause and mutant.id not in kinds:
-            kinds[mutant.id] = "hardening"
-            reasons[mutant.id] = (
-                f"only a hostile object tells it apart: strict passes it, level hardened "
-                f"fails it on {clause}"
-            )
-    equivalent = [m for m in mutants if kinds.get(m.id) == "equivalent"]
-    wording = [m for m in mutants if kinds.get(m.id) == "wording"]
-    hardening = [m for m in mutants if kinds.get(m.id) == "hardening"]
-    for mutant in [*equivalent, *wording, *hardening]:
-        judges = ("kit", "tests") if kinds[mutant.id] == "equivalent" else ("kit",)
-        for judge in judges:
-            if _status(results[mutant.id], judge) in DETECTED:
-                problems.append(
-                    f"{kinds[mutant.id]} mutant {mutant.id!r} was detected by the {judge}: "
-                    "remove it from tests/mutants/equivalent.toml"
-                )
-    for entry in stale:
-        problems.append(f"equivalent entry {entry!r} matches no mutant: remove it")
-    live = [m for m in mutants if kinds.get(m.id) != "equivalent"]
-    on_path = [m for m in live if m.on_path and kinds.get(m.id) not in ("wording", "hardening")]
-
-    def tally(group: Sequence[Any], judge: str) -> collections.Counter[str]:
-        return collections.Counter(_status(results[m.id], judge) for m in group)
-
-    kit = tally(on_path, "kit")
-    tests = tally(live, "tests")
-    kit_detected = sum(kit[s] for s in DETECTED)
-    tests_detected = sum(tests[s] for s in DETECTED)
-    kill_times = sorted(
-        results[m.id]["kit"]["seconds"]
-        for m in mutants
-        if _status(results[m.id], "kit") == "killed" and "seconds" in results[m.id]["kit"]
-    )
-    killers = collections.Counter(
-        results[m.id]["kit"].get("clause", "?")
-        for m in on_path
-        if _status(results[m.id], "kit") == "killed"
-    )
-    kit_survivors = [m for m in on_path if _status(results[m.id], "kit") not in DETECTED]
-    test_survivors = [m for m in live if _status(results[m.id], "tests") not in DETECTED]
-
-    out: list[str] = [
+def _executor_intro(partial: bool) -> list[str]:
+    return [
         "# Detection power: mutation analysis of the tool layer",
         "",
         "Generated by `tox -e mutants` (`tests/mutants/run.py`); do not edit by hand."
@@ -138,32 +105,216 @@ def write_report(
         "not certify); the library tests judge every mutant. Mutants that change only "
         "function annotations are provably equivalent and not judged.",
         "",
-        "## Summary",
+    ]
+
+
+def _batch_intro(partial: bool) -> list[str]:
+    return [
+        "## Mutants of `RegistryBatchExecutor` (`polyloop/batch.py`), killed by the kit alone "
+        "and by the library tests",
+        "",
+        "Generated by `tox -e mutants -- --subject batch` (`tests/mutants/run.py`); do not edit "
+        "by hand."
+        + (
+            " **Partial run** (`--match`/`--limit`/`--judge`): numbers cover a subset."
+            if partial
+            else ""
+        ),
+        "",
+        "Mutants: cosmic-ray's argument-free operators over `polyloop/batch.py` (the scheduler "
+        "behind `execute_batch`, contract section 10), each loaded in memory and judged twice:",
+        "",
+        "- **kit**: `certify(RegistryBatchExecutor, only=<B clauses>, level='strict', "
+        "profile='ci', seed=0, fail_fast=True)`, white-box (the class is the factory, called "
+        "`factory(registry, max_concurrency=N)`), stopping at the first clause that fails; "
+        "when every B clause passes, the same over `<V/E clauses>`, checked through one-call "
+        "batches (B4). A survivor is certified again at level `hardened` on those V/E clauses "
+        "only (B1–B18 have no hostile-object traps; `hardened` checks them as `strict` does): "
+        "killed only there, it is kind `hardening`. `<clauses>` are the clauses whose "
+        "reference run executes the mutated statement;",
+        "- **tests**: `pytest -x` over polyloop's own library tests (`tests/test_*.py`) whose "
+        "reference run executes the mutated statement, fastest first.",
+        "",
+        "A mutant is *detected* when the judge fails, times out or dies on it (a mutant that "
+        "hangs the scheduler is ended by the judge's per-job timeout and counted as timed "
+        "out). The scheduling path is listed in `BATCH_PATH_FUNCTIONS` in "
+        "`tests/mutants/run.py`; the kit judges only mutants on it (elsewhere: "
+        "`RegistryBatchExecutor.__init__`'s checks of `max_concurrency`, the `registry` and "
+        "`max_concurrency` properties, `parameters` and `__repr__`: R9, which the library "
+        "tests check and certify does not); the library tests judge every mutant. Mutants "
+        "that change only function annotations are provably equivalent and not judged.",
+        "",
+    ]
+
+
+WORDING = {
+    "executor": _Wording(
+        heading="##",
+        intro=_executor_intro,
+        equivalent_file="tests/mutants/equivalent.toml",
+        path="validation/dispatch path",
+        path_row="on the validation/dispatch path",
+        targets="Targets (issue 10): kit ≥ 97% of the non-equivalent mutants on the path; library "
+        "tests ≥ 97% of all non-equivalent mutants; whole run < 30 min on 2 cores.",
+    ),
+    "batch": _Wording(
+        heading="###",
+        intro=_batch_intro,
+        equivalent_file="tests/mutants/equivalent_batch.toml",
+        path="scheduling path",
+        path_row="on the scheduling path",
+        targets="Issue 10's targets for the tool layer, for comparison: kit ≥ 97% of the "
+        "non-equivalent mutants on the path; library tests ≥ 97% of all non-equivalent "
+        "mutants.",
+    ),
+}
+
+
+def _status(result: dict[str, Any], judge: str) -> str:
+    return str(result.get(judge, {}).get("status", "missing"))
+
+
+def _percent(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "n/a"
+
+
+def _block(mutant: Any, note: str, heading: str = "##") -> list[str]:
+    return [
+        f"{heading}## `{mutant.id}`",
+        "",
+        note,
+        "",
+        "```diff",
+        mutant.diff,
+        "```",
+        "",
+    ]
+
+
+def _section(
+    title: str,
+    group: Sequence[Any],
+    note: Callable[[Any], str],
+    *,
+    intro: str = "",
+    heading: str = "##",
+) -> list[str]:
+    """A report section: an optional intro paragraph, then each mutant's block, or "None."."""
+    out = [f"{heading} {title}", ""] + ([intro, ""] if intro else [])
+    if not group:
+        return [*out, "None.", ""]
+    for mutant in group:
+        out += _block(mutant, note(mutant), heading)
+    return out
+
+
+def write_report(
+    path: Path,
+    *,
+    mutants: Sequence[Any],
+    generated: int,
+    results: dict[str, dict[str, Any]],
+    equivalents: dict[str, dict[str, str]],
+    stale: Sequence[str],
+    wall: float,
+    reference_seconds: float,
+    jobs: int,
+    load: tuple[tuple[float, ...], tuple[float, ...]],
+    partial: bool,
+    subject: str = "executor",
+) -> list[str]:
+    """Write `subject`'s section of the report (`compose`); return the problems that fail the
+    run (an equivalent mutant killed, an equivalent entry matching no mutant, a survivor note
+    on a mutant both judges now detect)."""
+    words = WORDING[subject]
+    h = words.heading
+    problems: list[str] = []
+    notes = {
+        key: entry["reason"] for key, entry in equivalents.items() if entry["kind"] == "survivor"
+    }
+    equivalents = {key: e for key, e in equivalents.items() if e["kind"] != "survivor"}
+    kinds = {key: entry.get("kind", "equivalent") for key, entry in equivalents.items()}
+    reasons = {key: entry["reason"] for key, entry in equivalents.items()}
+    for mutant in mutants:
+        clause = results.get(mutant.id, {}).get("kit", {}).get("hardening")
+        if clause and mutant.id not in kinds:
+            kinds[mutant.id] = "hardening"
+            reasons[mutant.id] = (
+                f"only a hostile object tells it apart: strict passes it, level hardened "
+                f"fails it on {clause}"
+            )
+    equivalent = [m for m in mutants if kinds.get(m.id) == "equivalent"]
+    wording = [m for m in mutants if kinds.get(m.id) == "wording"]
+    hardening = [m for m in mutants if kinds.get(m.id) == "hardening"]
+    for mutant in [*equivalent, *wording, *hardening]:
+        judges = ("kit", "tests") if kinds[mutant.id] == "equivalent" else ("kit",)
+        for judge in judges:
+            if _status(results[mutant.id], judge) in DETECTED:
+                problems.append(
+                    f"{kinds[mutant.id]} mutant {mutant.id!r} was detected by the {judge}: "
+                    f"remove it from {words.equivalent_file}"
+                )
+    for mutant in mutants:
+        if mutant.id in notes and all(
+            _status(results[mutant.id], judge) in (*DETECTED, "off-path")
+            for judge in ("kit", "tests")
+        ):
+            problems.append(
+                f"survivor {mutant.id!r} is detected now: remove its note from "
+                f"{words.equivalent_file}"
+            )
+    for entry in stale:
+        problems.append(f"equivalent entry {entry!r} matches no mutant: remove it")
+    live = [m for m in mutants if kinds.get(m.id) != "equivalent"]
+    on_path = [m for m in live if m.on_path and kinds.get(m.id) not in ("wording", "hardening")]
+
+    def tally(group: Sequence[Any], judge: str) -> collections.Counter[str]:
+        return collections.Counter(_status(results[m.id], judge) for m in group)
+
+    kit = tally(on_path, "kit")
+    tests = tally(live, "tests")
+    kit_detected = sum(kit[s] for s in DETECTED)
+    tests_detected = sum(tests[s] for s in DETECTED)
+    kill_times = sorted(
+        results[m.id]["kit"]["seconds"]
+        for m in mutants
+        if _status(results[m.id], "kit") == "killed" and "seconds" in results[m.id]["kit"]
+    )
+    killers = collections.Counter(
+        results[m.id]["kit"].get("clause", "?")
+        for m in on_path
+        if _status(results[m.id], "kit") == "killed"
+    )
+    kit_survivors = [m for m in on_path if _status(results[m.id], "kit") not in DETECTED]
+    test_survivors = [m for m in live if _status(results[m.id], "tests") not in DETECTED]
+
+    out: list[str] = [
+        *words.intro(partial),
+        f"{h} Summary",
         "",
         "| | count |",
         "|---|---:|",
         f"| mutants generated | {generated} |",
         f"| judged in this run | {len(mutants)} |",
-        f"| equivalent (`tests/mutants/equivalent.toml`, kind `equivalent`) | {len(equivalent)} |",
+        f"| equivalent (`{words.equivalent_file}`, kind `equivalent`) | {len(equivalent)} |",
         f"| non-equivalent | {len(live)} |",
         f"| … of which wording the contract leaves free (kind `wording`: the library tests "
         f"judge them, the kit may not) | {len(wording)} |",
         f"| … of which polyloop's hardening (kind `hardening`: only an object that lies "
         f"about itself tells them apart; the library tests judge them, certification at "
         f"strict does not) | {len(hardening)} |",
-        f"| … on the validation/dispatch path, wording and hardening excluded | {len(on_path)} |",
+        f"| … {words.path_row}, wording and hardening excluded | {len(on_path)} |",
         "",
         "| judge | population | killed | timed out | crashed | survived | not reached | detected |",
         "|---|---|---:|---:|---:|---:|---:|---:|",
-        f"| kit alone | validation/dispatch path ({len(on_path)}) | {kit['killed']} | "
+        f"| kit alone | {words.path} ({len(on_path)}) | {kit['killed']} | "
         f"{kit['timeout']} | {kit['crashed']} | {kit['survived']} | {kit['unreached']} | "
         f"**{_percent(kit_detected, len(on_path))}** |",
         f"| library tests | all non-equivalent ({len(live)}) | {tests['killed']} | "
         f"{tests['timeout']} | {tests['crashed']} | {tests['survived']} | {tests['unreached']} | "
         f"**{_percent(tests_detected, len(live))}** |",
         "",
-        "Targets (issue 10): kit ≥ 97% of the non-equivalent mutants on the path; library tests "
-        "≥ 97% of all non-equivalent mutants; whole run < 30 min on 2 cores.",
+        words.targets,
         "",
     ]
     if kill_times:
@@ -197,17 +348,22 @@ def write_report(
             "",
         ]
     if problems:
-        out += ["## Problems (these fail the run)", ""]
+        out += [f"{h} Problems (these fail the run)", ""]
         out += [f"- {problem}" for problem in problems]
         out += [""]
+
+    def why(mutant: Any) -> str:
+        return f" Why: {notes[mutant.id]}" if mutant.id in notes else ""
+
     out += _section(
-        "Kit survivors on the validation/dispatch path",
+        f"Kit survivors on the {words.path}",
         kit_survivors,
         lambda m: (
             f"kit: {_status(results[m.id], 'kit')} (clauses run: "
             f"{', '.join(results[m.id].get('kit_clauses', [])) or 'none reaches it'}); "
-            f"tests: {_status(results[m.id], 'tests')}."
+            f"tests: {_status(results[m.id], 'tests')}." + why(m)
         ),
+        heading=h,
     )
     out += _section(
         "Library-test survivors",
@@ -215,11 +371,15 @@ def write_report(
         lambda m: (
             f"tests: {_status(results[m.id], 'tests')} "
             f"({results[m.id].get('test_count', 0)} tests reach it); "
-            f"kit: {_status(results[m.id], 'kit')}."
+            f"kit: {_status(results[m.id], 'kit')}." + why(m)
         ),
+        heading=h,
     )
     out += _section(
-        "Equivalent mutants", equivalent, lambda m: f"Reason: {equivalents[m.id]['reason']}"
+        "Equivalent mutants",
+        equivalent,
+        lambda m: f"Reason: {equivalents[m.id]['reason']}",
+        heading=h,
     )
     out += _section(
         "Hardening: told apart only by objects that lie about themselves",
@@ -228,6 +388,7 @@ def write_report(
         intro="Excluded from the kit's population: certification at core/strict judges "
         'realistic input only (CONTRACT.md section 5, "What certification judges"). The '
         "library tests judge them; `certify --level hardened` is where the kit sees them.",
+        heading=h,
     )
     out += _section(
         "Wording the contract leaves free",
@@ -238,7 +399,9 @@ def write_report(
         intro="Excluded from the kit's population only (the kit may not require wording the "
         "contract does not pin); the library tests, which pin polyloop's own wording, still "
         "judge them.",
+        heading=h,
     )
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(out).rstrip() + "\n", encoding="utf-8")
+    existing = path.read_text(encoding="utf-8") if path.exists() else None
+    path.write_text(compose(existing, subject, "\n".join(out)), encoding="utf-8")
     return problems

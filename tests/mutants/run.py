@@ -1,6 +1,7 @@
 """Mutation analysis of polyloop's tool layer, every mutant judged twice (issue 10).
 
-    python tests/mutants/run.py [--jobs 2] [--report docs/detection.md] [--limit N]
+    python tests/mutants/run.py [--subject executor|batch] [--jobs 2] [--report docs/detection.md]
+                                [--limit N]
 
 Mutants come from cosmic-ray's operators (`cosmic_ray.plugins`, `MutationVisitor`) applied to
 `polyloop/tools.py`, `polyloop/_json.py` and `polyloop/types.py`. Each mutant is loaded in
@@ -21,6 +22,15 @@ The reference runs are measured under coverage first (per clause, and per test).
 (`docs/detection.md`) lists the counts, kill times and every survivor with its diff; mutants
 listed in `tests/mutants/equivalent.toml` are equivalent, and an entry that a run kills (or that
 no longer matches a mutant) fails the run, so that list only shrinks.
+
+`--subject batch` (issue 20) does the same for `polyloop/batch.py`, the scheduler of
+`RegistryBatchExecutor` (contract section 10): the kit judge is `certify(RegistryBatchExecutor,
+only=<reachable B clauses>, level="strict", profile="ci", seed=0, fail_fast=True)`, then, when
+that passes, the reachable V/E clauses through one-call batches the same way (a survivor is
+certified again at level ``hardened`` on those: B1–B18 have no hostile-object traps, so
+``hardened`` checks them exactly as ``strict`` does). Its results, logs, reach cache and
+equivalent list (`tests/mutants/equivalent_batch.toml`) are its own; its report is its own
+section of `docs/detection.md`, which each subject rewrites alone (`detection_report.py`).
 """
 
 from __future__ import annotations
@@ -108,6 +118,117 @@ with the helpers they call. Not on it, so judged by the library tests only:
 Everything else (spec and registry construction, `schema_for_model`, `restrict_to`,
 `ActionOutcome`'s own checks, S4/S5) belongs to clauses the executor kit does not certify."""
 
+BATCH_MODULES = ("polyloop/batch.py",)
+BATCH_PATH_FUNCTIONS = {
+    "polyloop/batch.py": {
+        "<module>",
+        "_not_run",
+        "_Fault.__init__",
+        "_Raised.__init__",
+        "_classify",
+        "RegistryBatchExecutor.<body>",
+        "RegistryBatchExecutor.execute_batch",
+        "_Batch.<body>",
+        "_Batch.__init__",
+        "_Batch.stopping",
+        "_Batch.run",
+        "_Batch._fill",
+        "_Batch._start",
+        "_Batch._body",
+        "_Batch._attempt",
+        "_Batch._settled",
+        "_Batch._record",
+        "_Batch._set_fault",
+        "_Batch._cancel_running",
+        "_Batch._wake",
+        "_Batch._wait",
+        "_Batch._on_cancel",
+        "_Batch._commit_ready",
+        "_Batch._journal_call",
+        "_Batch._resolve_not_entered",
+        "_Batch._not_run_text",
+    },
+}
+"""The scheduling path (issue 20): what `RegistryBatchExecutor.execute_batch` runs — its own
+argument checks and the one-call shortcut (B4, B14), the `_Batch` scheduler whole (starting,
+settling, waiting, committing and the stops of B13–B16), the classifier call (`_classify`, B9),
+the markers a call's task returns (`_Fault`, `_Raised`) and the synthetic outcomes with their
+texts (`_not_run`, the module's `NOT_RUN_CANCELLED`, `INTERRUPTED` and `_INTERRUPTED`, B13–B15).
+The class bodies (`__slots__`, the `stopping` property) are on it too: `execute_batch` and
+`_Batch` read through them. Not on it, so judged by the library tests only (`BATCH_OFF_PATH`):
+
+- `RegistryBatchExecutor.__init__`: its checks of `max_concurrency` refuse to build an
+  executor; they are R9, which the library tests check and certify does not (the kit builds
+  every executor with a valid cap, 1 to 4, through the factory);
+- the `registry` and `max_concurrency` properties, `parameters` and `__repr__`: R9's accessors
+  and reproducibility parameters, which `execute_batch` never reads (it holds the inner
+  `RegistryExecutor` and the cap in its slots);
+- `_NotEntered.<body>`: a docstring only; the marker's identity is made at import (`<module>`).
+
+What `execute_batch` calls in `polyloop/tools.py` (`_admit`, `_run`, `_exception_name`) is the
+executor subject's path, mutated there."""
+
+BATCH_OFF_PATH = {
+    "polyloop/batch.py": {
+        "_NotEntered.<body>",
+        "_Fault.<body>",
+        "_Raised.<body>",
+        "RegistryBatchExecutor.__init__",
+        "RegistryBatchExecutor.registry",
+        "RegistryBatchExecutor.max_concurrency",
+        "RegistryBatchExecutor.parameters",
+        "RegistryBatchExecutor.__repr__",
+    },
+}
+"""Every function of `polyloop/batch.py` is on `BATCH_PATH_FUNCTIONS` or here (a test checks
+it, so a new function is classified on purpose). `_Fault.<body>` and `_Raised.<body>` hold a
+docstring and `__slots__ = ("error",)`, which no operator mutates."""
+
+_ON_PATH = {**PATH_FUNCTIONS, **BATCH_PATH_FUNCTIONS}
+"""Both subjects' paths, by module (their modules are disjoint)."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Subject:
+    """What one `--subject` mutates, how its kit judge certifies it, and where it writes."""
+
+    name: str
+    modules: tuple[str, ...]
+    target: str
+    """The polyloop class the kit certifies (a factory: `certify(target, ...)`)."""
+    clause_kinds: str
+    """The first letters of the clause IDs whose reach is measured and that judge a mutant."""
+    equivalent_file: Path
+    results: Path
+    logs: Path
+    reach_prefix: str
+
+
+SUBJECTS = {
+    "executor": Subject(
+        name="executor",
+        modules=MODULES,
+        target="RegistryExecutor",
+        clause_kinds="VE",
+        equivalent_file=EQUIVALENT_FILE,
+        results=CACHE_DIR / "results.json",
+        logs=CACHE_DIR / "logs",
+        reach_prefix="reach-",
+    ),
+    "batch": Subject(
+        name="batch",
+        modules=BATCH_MODULES,
+        target="RegistryBatchExecutor",
+        clause_kinds="BVE",
+        equivalent_file=ROOT / "tests" / "mutants" / "equivalent_batch.toml",
+        results=CACHE_DIR / "results-batch.json",
+        logs=CACHE_DIR / "logs-batch",
+        reach_prefix="reach-batch-",
+    ),
+}
+SUBJECT = SUBJECTS["executor"]
+"""The subject of this run, set by `main` before anything forks (the children inherit it)."""
+
 
 # ---- mutants ----------------------------------------------------------------------------------
 
@@ -130,7 +251,7 @@ class Mutant:
 
     @property
     def on_path(self) -> bool:
-        return self.function in PATH_FUNCTIONS.get(self.module, set())
+        return self.function in _ON_PATH.get(self.module, set())
 
 
 def _scopes(source: str) -> tuple[list[tuple[int, int, str]], list[tuple[int, int]]]:
@@ -211,11 +332,11 @@ _TREES: dict[str, bytes] = {}
 
 
 def generate(jobs: int) -> list[Mutant]:
-    """Every mutant cosmic-ray's argument-free operators make of `MODULES` (cached on disk by
-    the sources' hash, since parsing and walking them costs tens of seconds)."""
+    """Every mutant cosmic-ray's argument-free operators make of the subject's modules (cached
+    on disk by the sources' hash, since parsing and walking them costs tens of seconds)."""
     from cosmic_ray.ast import ast_nodes, get_ast
 
-    sources = {module: (ROOT / module).read_text(encoding="utf-8") for module in MODULES}
+    sources = {module: (ROOT / module).read_text(encoding="utf-8") for module in SUBJECT.modules}
     digest = hashlib.sha256(
         json.dumps(
             [sources, [name for name, _ in _operators()], Path(__file__).read_text()],
@@ -226,7 +347,7 @@ def generate(jobs: int) -> list[Mutant]:
     if cache.exists():
         cached: list[Mutant] = pickle.loads(cache.read_bytes())
         return cached
-    tasks = []
+    tasks: list[tuple[str, str, int]] = []
     for module, source in sources.items():
         tree = get_ast(source)
         _TREES[module] = pickle.dumps(tree)
@@ -471,7 +592,37 @@ def _child(job: _Job, out: Path) -> None:
 def kit_clauses() -> list[str]:
     from conformance import CLAUSES
 
-    return [clause.id for clause in CLAUSES if clause.id[0] in "VE"]
+    return [clause.id for clause in CLAUSES if clause.id[0] in SUBJECT.clause_kinds]
+
+
+def _batch_kit_verdict(
+    mutant: Mutant, clauses: Sequence[str], functions: Sequence[types.FunctionType]
+) -> dict[str, Any]:
+    """Certify the (mutated) RegistryBatchExecutor on its reachable B clauses, then, if they
+    pass, on its reachable V/E clauses through one-call batches; each `certify` stops at the
+    first clause that fails. A survivor is certified again at level ``hardened`` on the V/E
+    clauses only: that level adds hostile objects to V/E's scenarios and nothing to B1–B18."""
+    if not patch_in_place(mutant, functions):
+        fresh_import(mutant)
+    try:
+        from conformance import certify
+        from polyloop import RegistryBatchExecutor
+    except Exception as exc:
+        return {"status": "killed", "clause": "import", "detail": repr(exc)[:300]}
+    ordered = list(clauses)
+    batch = [c for c in ordered if c.startswith("B")]
+    through = [c for c in ordered if not c.startswith("B")]
+    for group in (batch, through):
+        if not group:
+            continue
+        report = certify(
+            RegistryBatchExecutor, only=group, level="strict", profile="ci", seed=0, fail_fast=True
+        )
+        if not report.passed:
+            return {"status": "killed", "clause": report.failed_ids()[0]}
+    if through:
+        return _hardening(certify, RegistryBatchExecutor, through)
+    return {"status": "survived"}
 
 
 def _kit_verdict(
@@ -533,7 +684,7 @@ def _coverage() -> Any:
     import coverage
 
     cov = coverage.Coverage(
-        data_file=None, include=[str(ROOT / module) for module in MODULES], branch=False
+        data_file=None, include=[str(ROOT / module) for module in SUBJECT.modules], branch=False
     )
     return cov
 
@@ -550,11 +701,12 @@ def _clause_reach(clause: str) -> dict[str, Any]:
     cov = _coverage()
     cov.start()
     started = time.monotonic()
+    import polyloop
     from conformance import certify
-    from polyloop import RegistryExecutor
 
+    target = getattr(polyloop, SUBJECT.target)
     try:
-        report = certify(RegistryExecutor, only=[clause], level="strict", profile="ci", seed=0)
+        report = certify(target, only=[clause], level="strict", profile="ci", seed=0)
     except ValueError:
         cov.stop()
         return {"status": "not-certified"}
@@ -650,31 +802,48 @@ def with_annotation_only(
     return found
 
 
-def _equivalents() -> dict[str, dict[str, str]]:
-    if not EQUIVALENT_FILE.exists():
+def _equivalents(path: Path | None = None) -> dict[str, dict[str, str]]:
+    """The subject's equivalent list, by mutant id. Besides `[[equivalent]]` entries (kinds
+    equivalent, wording, hardening) a list may hold `[[survivor]]` entries: a survivor kept
+    on purpose, still counted as one, whose reason the report prints; kind ``survivor``."""
+    equivalent_file = SUBJECT.equivalent_file if path is None else path
+    if not equivalent_file.exists():
         return {}
     import tomllib  # the tox env runs on 3.11; the harness's unit tests never get here
 
-    data = tomllib.loads(EQUIVALENT_FILE.read_text(encoding="utf-8"))
-    entries = data.get("equivalent", [])
+    data = tomllib.loads(equivalent_file.read_text(encoding="utf-8"))
     found = {}
-    for entry in entries:
+    for entry in data.get("equivalent", []):
         if not isinstance(entry.get("reason"), str) or not entry["reason"].strip():
-            raise SystemExit(f"{EQUIVALENT_FILE}: entry {entry.get('id')!r} needs a reason")
+            raise SystemExit(f"{equivalent_file}: entry {entry.get('id')!r} needs a reason")
         kind = entry.get("kind", "equivalent")
         if kind not in ("equivalent", "wording", "hardening"):
             raise SystemExit(
-                f"{EQUIVALENT_FILE}: {entry['id']!r}: kind is equivalent, wording or hardening"
+                f"{equivalent_file}: {entry['id']!r}: kind is equivalent, wording or hardening"
             )
         found[entry["id"]] = {"reason": entry["reason"], "kind": kind}
+    for entry in data.get("survivor", []):
+        if not isinstance(entry.get("reason"), str) or not entry["reason"].strip():
+            raise SystemExit(f"{equivalent_file}: survivor {entry.get('id')!r} needs a reason")
+        found[entry["id"]] = {"reason": entry["reason"], "kind": "survivor"}
     return found
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--subject",
+        choices=tuple(SUBJECTS),
+        default="executor",
+        help="executor: polyloop/tools.py, _json.py, types.py judged by certify(RegistryExecutor); "
+        "batch: polyloop/batch.py judged by certify(RegistryBatchExecutor) on B1-B18 (each "
+        "rewrites its own section of --report)",
+    )
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--report", default=str(ROOT / "docs" / "detection.md"))
-    parser.add_argument("--results", default=str(CACHE_DIR / "results.json"))
+    parser.add_argument(
+        "--results", default=None, help="default: build/mutants/results.json (results-batch.json)"
+    )
     parser.add_argument("--limit", type=int, default=None, help="judge only the first N mutants")
     parser.add_argument("--match", default=None, help="judge only mutants whose id contains this")
     parser.add_argument(
@@ -696,6 +865,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "on tests; the report says so); judge everything else again",
     )
     args = parser.parse_args(argv)
+    global SUBJECT
+    SUBJECT = SUBJECTS[args.subject]
+    if args.results is None:
+        args.results = str(SUBJECT.results)
 
     began = time.monotonic()
     load = os.getloadavg()
@@ -729,8 +902,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     clauses: list[str] = []
     clause_info: dict[str, dict[str, Any]] = {}
     test_info: dict[str, dict[str, Any]] = {}
-    logs = CACHE_DIR / "logs"
-    reach_cache = CACHE_DIR / f"reach-{_inputs_digest()}.json"
+    logs = SUBJECT.logs
+    reach_cache = CACHE_DIR / f"{SUBJECT.reach_prefix}{_inputs_digest()}.json"
     cached_reach = json.loads(reach_cache.read_text()) if reach_cache.exists() else None
     reach_jobs = [
         _Job(("clause", c), functools_partial(_clause_reach, c), 900, logs / f"reach-{c}.log")
@@ -811,6 +984,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from conformance import certify  # noqa: F401
 
     functions = live_functions()
+    verdict = _batch_kit_verdict if SUBJECT.name == "batch" else _kit_verdict
     stats = _KillStats(clause_info)
     by_id = {mutant.id: mutant for mutant in mutants}
     for mutant in mutants:
@@ -840,9 +1014,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             kit_jobs.append(
                 _Job(
                     (mutant.id, "kit"),
-                    functools_partial(
-                        _kit_verdict, mutant, _Ordered(kit, mutant, stats), functions
-                    ),
+                    functools_partial(verdict, mutant, _Ordered(kit, mutant, stats), functions),
                     60 + 4 * budget,
                     logs / f"{_safe(mutant)}.kit.log",
                 )

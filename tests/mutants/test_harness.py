@@ -12,14 +12,25 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from detection_report import write_report
+from detection_report import SECTION_ORDER, compose, markers, write_report
 from run import (
     ANNOTATION_REASON,
+    BATCH_OFF_PATH,
+    BATCH_PATH_FUNCTIONS,
+    PATH_FUNCTIONS,
     ROOT,
+    SUBJECTS,
     Mutant,
+    _batch_kit_verdict,
+    _equivalents,
+    _Job,
     _locate,
+    _scopes,
     annotation_only,
     code_patches,
+    functools_partial,
+    live_functions,
+    run_jobs,
     with_annotation_only,
 )
 
@@ -217,3 +228,226 @@ def test_class_bodies_are_named_apart_from_the_module_and_their_methods() -> Non
     assert where('__slots__ = ("_compiled", "_registry")') == "RegistryExecutor.<body>"
     assert where("def registry(self) -> ToolRegistry:") == "RegistryExecutor.registry"
     assert where("_outcome = _trusted_outcome") == "<module>"
+
+
+# ---- the batch subject (issue 20) -------------------------------------------------------------
+
+
+def batch_mutant(name: str, *, on_path: bool = True) -> Mutant:
+    return Mutant(
+        id=name,
+        module="polyloop/batch.py",
+        operator="core/AddNot",
+        occurrence=0,
+        function="_Batch._fill" if on_path else "RegistryBatchExecutor.__init__",
+        lines=(1, 1),
+        diff=f"-old {name}\n+new {name}",
+        source="",
+    )
+
+
+def write_batch(path: Path, mutants: list[Mutant], results: dict[str, Any], **kw: Any) -> list[str]:
+    return write_report(
+        path,
+        mutants=mutants,
+        generated=len(mutants),
+        results=results,
+        equivalents=kw.get("equivalents", {}),
+        stale=[],
+        wall=60.0,
+        reference_seconds=10.0,
+        jobs=2,
+        load=((1.0, 1.0, 1.0), (1.0, 1.0, 1.0)),
+        partial=False,
+        subject="batch",
+    )
+
+
+def b_verdicts(kit: str, tests: str) -> dict[str, Any]:
+    return {"kit": {"status": kit, "seconds": 1.0, "clause": "B7"}, "tests": {"status": tests}}
+
+
+def section(text: str, subject: str) -> str:
+    begin, end = markers(subject)
+    assert text.count(begin) == 1 and text.count(end) == 1, subject
+    return text.split(begin, 1)[1].split(end, 1)[0]
+
+
+def test_each_subject_rewrites_only_its_own_section_in_either_order(tmp_path: Path) -> None:
+    executor_first = tmp_path / "a.md"
+    batch_first = tmp_path / "b.md"
+    write(tmp_path, [mutant("e")], {"e": verdicts("survived", "killed")})
+    executor_text = (tmp_path / "detection.md").read_text()
+    executor_first.write_text(executor_text)
+    write_batch(executor_first, [batch_mutant("b")], {"b": b_verdicts("killed", "killed")})
+    write_batch(batch_first, [batch_mutant("b")], {"b": b_verdicts("killed", "killed")})
+    batch_text = batch_first.read_text()
+    batch_first.write_text(compose(batch_text, "executor", section(executor_text, "executor")))
+    assert executor_first.read_text() == batch_first.read_text()
+    both = executor_first.read_text()
+    assert both.index(markers("executor")[1]) < both.index(markers("batch")[0])
+    assert section(both, "batch") == section(batch_text, "batch")
+    # A later run of one subject leaves the other's section byte for byte.
+    write_batch(executor_first, [batch_mutant("x")], {"x": b_verdicts("survived", "killed")})
+    again = executor_first.read_text()
+    assert section(again, "executor") == section(both, "executor")
+    assert "#### `x`" in section(again, "batch") and "#### `b`" not in again
+
+
+def test_a_report_without_markers_is_kept_as_the_executor_section() -> None:
+    """main's detection.md, written before subjects had sections: the batch run wraps it."""
+    legacy = "# Detection power: mutation analysis of the tool layer\n\nold numbers\n"
+    text = compose(legacy, "batch", "## batch section")
+    assert section(text, "executor") == "\n" + legacy
+    assert section(text, "batch") == "\n## batch section\n"
+    assert compose(legacy, "executor", "new") == "\n".join([*markers("executor"), ""]).replace(
+        markers("executor")[0], markers("executor")[0] + "\nnew"
+    )
+    assert SECTION_ORDER == ("executor", "batch")
+
+
+def test_text_outside_the_sections_is_kept() -> None:
+    text = compose("preamble\n", "executor", "x")  # no markers: the whole text was executor's
+    text = "preamble kept\n\n" + text
+    out = compose(text, "batch", "y")
+    assert out.startswith("preamble kept\n\n" + markers("executor")[0])
+    assert compose(out, "executor", "z").startswith("preamble kept\n\n")
+
+
+def test_batch_section_counts_the_scheduling_path_and_prints_survivor_notes(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "detection.md"
+    mutants = [batch_mutant("alive"), batch_mutant("dead"), batch_mutant("r9", on_path=False)]
+    results = {
+        "alive": b_verdicts("survived", "killed"),
+        "dead": b_verdicts("timeout", "killed"),
+        "r9": {"kit": {"status": "off-path"}, "tests": {"status": "killed"}},
+    }
+    notes = {"alive": {"reason": "B5 reads timing from the trace only", "kind": "survivor"}}
+    assert write_batch(path, mutants, results, equivalents=notes) == []
+    text = section(path.read_text(), "batch")
+    assert "## Mutants of `RegistryBatchExecutor` (`polyloop/batch.py`), killed by" in text
+    assert "| kit alone | scheduling path (2) | 0 | 1 | 0 | 1 | 0 | **50.0%** |" in text
+    assert "| library tests | all non-equivalent (3) | 3 | 0 | 0 | 0 | 0 | **100.0%** |" in text
+    assert "### Kit survivors on the scheduling path" in text and "#### `alive`" in text
+    assert "Why: B5 reads timing from the trace only" in text
+    assert "tests/mutants/equivalent_batch.toml" in text
+
+
+def test_a_survivor_note_on_a_mutant_both_judges_detect_fails_the_run(tmp_path: Path) -> None:
+    notes = {"gone": {"reason": "was a gap", "kind": "survivor"}}
+    problems = write_batch(
+        tmp_path / "d.md",
+        [batch_mutant("gone")],
+        {"gone": b_verdicts("killed", "killed")},
+        equivalents=notes,
+    )
+    assert problems and "survivor 'gone' is detected now" in problems[0]
+    assert "equivalent_batch.toml" in problems[0]
+
+
+def test_batch_equivalent_list_reads_survivor_entries_with_reasons(tmp_path: Path) -> None:
+    pytest.importorskip("tomllib")
+    listed = tmp_path / "eq.toml"
+    listed.write_text(
+        '[[equivalent]]\nid = "a"\nkind = "equivalent"\nreason = "same"\n'
+        '[[survivor]]\nid = "b"\nreason = "why"\n'
+    )
+    assert _equivalents(listed) == {
+        "a": {"reason": "same", "kind": "equivalent"},
+        "b": {"reason": "why", "kind": "survivor"},
+    }
+    listed.write_text('[[survivor]]\nid = "b"\nreason = " "\n')
+    with pytest.raises(SystemExit, match="needs a reason"):
+        _equivalents(listed)
+    assert SUBJECTS["batch"].equivalent_file.exists()
+    assert (
+        _equivalents(SUBJECTS["batch"].equivalent_file)
+        .keys()
+        .isdisjoint(_equivalents(SUBJECTS["executor"].equivalent_file))
+    )
+
+
+def test_batch_path_functions_name_real_functions_of_batch_py() -> None:
+    """Every name on the scheduling path (and off it) is a function of polyloop/batch.py, and
+    every function there is classified: a renamed or new function fails this test."""
+    source = (ROOT / "polyloop/batch.py").read_text(encoding="utf-8")
+    functions = {name for _, _, name in _scopes(source)[0]} | {"<module>"}
+    on_path = BATCH_PATH_FUNCTIONS["polyloop/batch.py"]
+    off_path = BATCH_OFF_PATH["polyloop/batch.py"]
+    assert on_path <= functions, sorted(on_path - functions)
+    assert off_path <= functions, sorted(off_path - functions)
+    assert not on_path & off_path
+    assert on_path | off_path == functions, sorted(functions - on_path - off_path)
+    assert "RegistryBatchExecutor.execute_batch" in on_path and "_Batch.run" in on_path
+    assert batch_mutant("x").on_path and not batch_mutant("y", on_path=False).on_path
+    assert PATH_FUNCTIONS.keys().isdisjoint(BATCH_PATH_FUNCTIONS)
+
+
+def test_subjects_keep_their_own_files() -> None:
+    executor, batch = SUBJECTS["executor"], SUBJECTS["batch"]
+    assert executor.modules == ("polyloop/tools.py", "polyloop/_json.py", "polyloop/types.py")
+    assert batch.modules == ("polyloop/batch.py",)
+    assert executor.results.name == "results.json" and executor.logs.name == "logs"
+    for field in ("results", "logs", "equivalent_file", "reach_prefix"):
+        assert getattr(executor, field) != getattr(batch, field), field
+    assert batch.target == "RegistryBatchExecutor" and "B" in batch.clause_kinds
+
+
+def _batch_replaced(old: str, new: str) -> Mutant:
+    source = (ROOT / "polyloop/batch.py").read_text(encoding="utf-8")
+    assert source.count(old) == 1
+    return dataclasses.replace(batch_mutant(f"{old} => {new}"), source=source.replace(old, new))
+
+
+def _judge(job: _Job) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    run_jobs([job], 1, lambda _, result: found.update(result))
+    return found
+
+
+def test_B7_batch_kit_judge_kills_a_scheduler_that_ignores_the_cap(tmp_path: Path) -> None:
+    """The batch subject's kit judge, in a forked child as a run does it: a `_fill` that lets
+    one more handler run than the cap fails B7 (the test process keeps the reference code)."""
+    import polyloop  # noqa: F401
+
+    cap = _batch_replaced("len(self.running) >= self.cap", "len(self.running) > self.cap")
+    assert code_patches(cap)
+    work = functools_partial(_batch_kit_verdict, cap, ["B7"], live_functions())
+    found = _judge(_Job(("m", "kit"), work, 120, tmp_path / "kit.log"))
+    assert found["status"] == "killed" and found["clause"] == "B7", found
+    assert "len(self.running) >= self.cap" in (ROOT / "polyloop/batch.py").read_text()
+
+
+def test_a_mutant_that_hangs_the_scheduler_is_ended_by_the_job_timeout(tmp_path: Path) -> None:
+    """`_wait` returning at once when nothing changed spins the scheduler without yielding to
+    the event loop, so no handler ever runs: the job's timeout kills the child and counts it
+    `timeout`, a detection, as for the executor subject."""
+    import asyncio
+
+    import polyloop
+
+    spin = _batch_replaced(
+        "        if self.dirty:\n            self.dirty = False\n            return",
+        "        if not self.dirty:\n            self.dirty = False\n            return",
+    )
+
+    def hang() -> dict[str, Any]:
+        from run import patch_in_place
+
+        assert patch_in_place(spin, live_functions())
+
+        async def handler(arguments: dict[str, Any]) -> str:
+            return "ok"
+
+        spec = polyloop.ToolSpec(
+            name="t", description="t", parameters={"type": "object"}, handler=handler
+        )
+        executor = polyloop.RegistryBatchExecutor(polyloop.ToolRegistry([spec]))
+        call = polyloop.Action(tool_call=polyloop.ToolCall(name="t", arguments={}))
+        asyncio.run(executor.execute_batch([call, call]))
+        return {"status": "survived"}
+
+    found = _judge(_Job(("m", "kit"), hang, 3, tmp_path / "hang.log"))
+    assert found["status"] == "timeout", found
