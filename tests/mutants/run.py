@@ -450,8 +450,9 @@ def code_patches(mutant: Mutant) -> list[tuple[types.CodeType, types.CodeType]] 
         mutated = compile(mutant.source, path, "exec")
     except SyntaxError:
         return None  # judged by a fresh import, which fails: every judge sees it
-    before = {(c.co_qualname, c.co_firstlineno): c for c in _codes(original)}
-    after = {(c.co_qualname, c.co_firstlineno): c for c in _codes(mutated)}
+    # co_qualname is 3.11+; the runs use 3.11 (tox -e mutants), the harness's tests every Python.
+    before = {(_qualname(c), c.co_firstlineno): c for c in _codes(original)}
+    after = {(_qualname(c), c.co_firstlineno): c for c in _codes(mutated)}
     if before.keys() != after.keys():
         return None
     patches = []
@@ -475,6 +476,10 @@ def live_functions(prefix: str = "polyloop") -> list[types.FunctionType]:
         for obj in gc.get_objects()
         if type(obj) is types.FunctionType and str(obj.__module__).startswith(prefix)
     ]
+
+
+def _qualname(code: types.CodeType) -> str:
+    return str(getattr(code, "co_qualname", code.co_name))
 
 
 def patch_in_place(mutant: Mutant, functions: Sequence[types.FunctionType]) -> bool:
