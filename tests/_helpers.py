@@ -472,3 +472,13 @@ def is_finite_json(value: object, depth: int = 0) -> bool:
     if isinstance(value, (list, tuple)):
         return all(is_finite_json(v, depth + 1) for v in value)
     return False
+
+
+# Run a command line as `python -c AS_FROM_A_TERMINAL <module> args...`: `python -m <module>`,
+# with Ctrl-C's default handler restored first. A runner that started the test suite in the
+# background (a non-interactive shell's `cmd &`) hands every child an ignored SIGINT, and Python
+# then never raises KeyboardInterrupt; the Ctrl-C tests would time out instead of testing.
+AS_FROM_A_TERMINAL = (
+    "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "sys.argv = sys.argv[1:]; runpy.run_module(sys.argv[0], run_name='__main__', alter_sys=True)"
+)

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from _helpers import AS_FROM_A_TERMINAL
 
 import metatests
 from metatests import check_package, load_baseline, scan_package
@@ -122,15 +123,6 @@ def test_M4_crash_at_import_is_exit_1_naming_the_module_never_a_traceback(
     assert "Traceback" not in out.out + out.err
 
 
-# The CLI run as `python -m <module>`, but with Ctrl-C's default handler restored first: a
-# runner that started this test suite in the background (a non-interactive shell's `cmd &`)
-# hands every child an ignored SIGINT, and Python then installs no KeyboardInterrupt at all.
-_AS_FROM_A_TERMINAL = (
-    "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
-    "sys.argv = sys.argv[1:]; runpy.run_module(sys.argv[0], run_name='__main__', alter_sys=True)"
-)
-
-
 def test_M4_real_ctrl_c_stops_the_guard_with_exit_130(packages, tmp_path: Path) -> None:
     name = packages.write({"fine.py": FINE, "slow.py": "import time\ntime.sleep(600)\n"})
     path = tmp_path / "api.json"
@@ -140,7 +132,7 @@ def test_M4_real_ctrl_c_stops_the_guard_with_exit_130(packages, tmp_path: Path) 
         [
             sys.executable,
             "-c",
-            _AS_FROM_A_TERMINAL,
+            AS_FROM_A_TERMINAL,
             "metatests",
             "update",
             name,

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from _helpers import AS_FROM_A_TERMINAL
 from _subprocesses import env_with_tests
 
 from conformance._core.report import report_schema
@@ -32,19 +33,10 @@ LIMIT = 120.0
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="process groups are POSIX")
 
 
-# The CLI run as `python -m <module>`, but with Ctrl-C's default handler restored first: a
-# runner that started this test suite in the background (a non-interactive shell's `cmd &`)
-# hands every child an ignored SIGINT, and Python then installs no KeyboardInterrupt at all.
-_AS_FROM_A_TERMINAL = (
-    "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
-    "sys.argv = sys.argv[1:]; runpy.run_module(sys.argv[0], run_name='__main__', alter_sys=True)"
-)
-
-
 @contextlib.contextmanager
 def _started(argv: list[str], **extra: str) -> Iterator[subprocess.Popen[str]]:
     process = subprocess.Popen(
-        [sys.executable, "-c", _AS_FROM_A_TERMINAL, "conformance", *argv],
+        [sys.executable, "-c", AS_FROM_A_TERMINAL, "conformance", *argv],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
