@@ -40,6 +40,13 @@ def check_B1(trial: Trial, schedule: Schedule) -> None:
             expected="a tuple of outcomes",
             actual="no answer after every gate opened",
         )
+    if run.raised is not None and not run.hung and not _owned_elsewhere(run):
+        raise BatchViolation(
+            f"execute_batch raised {type(run.raised).__name__} though nothing stopped the batch",
+            expected=f"a tuple of {count} outcomes (no cancellation, handler BaseException, "
+            "journal fault or non-str result came)",
+            actual=f"raised {show(run.raised)}",
+        )
     if run.raised is not None or run.hung:
         return
     out = run.returned
@@ -80,6 +87,19 @@ def check_B1(trial: Trial, schedule: Schedule) -> None:
             expected=show(list(want)),
             actual=show(out),
         )
+
+
+def _owned_elsewhere(run: Run) -> bool:
+    """Whether the raise of a run is expected or another clause's: a stop the oracle predicts
+    (B13-B16), a handler's ordinary or environment error that escaped (B12, B13, B4), or the
+    classifier's (B9). What is left, a raise with nothing to cause it, breaks B1."""
+    if expected(run).raises is not None:
+        return True
+    error = run.raised
+    if isinstance(error, RuntimeError) and str(error) == "classifier failed":
+        return True
+    calls = run.schedule.calls
+    return any(calls[i].do in ("raise", "env") for i in run.entered() if i < len(calls))
 
 
 def _stopped(run: Run) -> bool:

@@ -35,6 +35,25 @@ class ReturnsAList(ZooBatch):
         return list(await super().execute_batch(actions, journal))
 
 
+class RaisesWithNothingToStopIt(ZooBatch):
+    """With a journal, records each call as started and then skips it, as if a stop had come
+    (an inverted stop test after `started`); building the "not run" text then finds no stop,
+    and execute_batch raises though nothing stopped the batch (B1); cancelled meanwhile, it
+    raises with nothing committed (B2). A mutant of `RegistryBatchExecutor` with the first bug
+    passed the kit before B1 judged raises."""
+
+    VIOLATES = ("B1", "B2")
+
+    async def execute_batch(self, actions: Sequence[Action], journal: Any = None) -> Any:
+        actions = list(actions)
+        if journal is None or not actions:
+            return await super().execute_batch(actions, journal)
+        for index, action in enumerate(actions):
+            if not self.rejected(action):
+                await journal.started(index, action)
+        raise RuntimeError("coroutine raised StopIteration")
+
+
 class _CompletionOrder(_Batch):
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
@@ -648,6 +667,7 @@ class MissingSyntheticResults(ZooBatch):
 
 BROKEN_BATCH: tuple[type[ZooBatch], ...] = (
     ReturnsAList,
+    RaisesWithNothingToStopIt,
     ReturnsCompletionOrder,
     CommitsInCompletionOrder,
     CommitsOnlyAtTheEnd,
