@@ -410,6 +410,55 @@ async def test_B7_never_more_than_the_cap_run(cap: int) -> None:
 # ---- B8 -------------------------------------------------------------------------------------
 
 
+class _CountingJournal:
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.commits: list[int] = []
+
+    async def started(self, index: int, action: Action) -> None:
+        self.starts.append(index)
+
+    async def committed(self, index: int, outcome: ActionOutcome) -> None:
+        self.commits.append(index)
+
+
+@pytest.mark.parametrize("journal", [False, True], ids=["no-journal", "journal"])
+async def test_B7_B2_a_batch_past_256_calls_keeps_the_cap_and_answers_every_call(
+    journal: bool,
+) -> None:
+    """Counters past CPython's small-int cache (256): a scheduler that compares counts by
+    identity rather than value overruns the cap, indexes past the end or never returns."""
+    running = peak = 0
+
+    async def handler(arguments: dict[str, Any]) -> str:
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        await asyncio.sleep(0)
+        running -= 1
+        return f"ok {arguments['n']}"
+
+    spec = ToolSpec(
+        name="count",
+        description="Count.",
+        parameters={"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+        handler=handler,
+        concurrency_safe=True,
+    )
+    cap, calls = 300, 400
+    executor = RegistryBatchExecutor(ToolRegistry([spec]), max_concurrency=cap)
+    actions = [Action(tool_call=ToolCall(name="count", arguments={"n": i})) for i in range(calls)]
+    recorder = _CountingJournal() if journal else None
+    outcomes = await asyncio.wait_for(executor.execute_batch(actions, recorder), timeout=10)
+    assert [o.observation for o in outcomes] == [f"ok {i}" for i in range(calls)]
+    assert 1 <= peak <= cap
+    if recorder is None:
+        assert peak == cap  # every slot is filled at once (B8)
+    else:
+        assert recorder.starts == recorder.commits == list(range(calls))
+    assert_no_tasks_left()
+
+
 async def test_B8_a_freed_slot_is_filled_at_once_not_after_a_window() -> None:
     harness = Harness(cap=2)
     task = harness.start([act("safe", index) for index in range(4)])
