@@ -343,8 +343,9 @@ def write_report(
     )
     if reused:
         out += [
-            f"{reused} kills were carried over from the previous run for unchanged mutants "
-            "(`--reuse-kills`); every other verdict was judged in this run.",
+            f"{reused} detections (kills and timeouts) were carried over from the previous run "
+            "for unchanged mutants (`--reuse-kills`); every other verdict, survivors included, "
+            "was judged in this run.",
             "",
         ]
     if problems:

@@ -866,8 +866,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--reuse-kills",
         action="store_true",
-        help="keep the kills of the previous --results for unchanged mutants (for iterating "
-        "on tests; the report says so); judge everything else again",
+        help="keep the kills and timeouts of the previous --results for unchanged mutants (for "
+        "iterating on the kit or the tests, which only add checks; the report says so); judge "
+        "everything else again",
     )
     args = parser.parse_args(argv)
     global SUBJECT
@@ -1006,7 +1007,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         old = previous.get(mutant.id, {})
         if old.get("source_sha") == entry["source_sha"]:
             for judge in ("kit", "tests"):
-                if old.get(judge, {}).get("status") == "killed":
+                if old.get(judge, {}).get("status") in ("killed", "timeout"):
                     entry[judge] = {**old[judge], "reused": True}
         if "kit" in entry:
             pass
@@ -1110,6 +1111,7 @@ def _write(
         jobs=int(meta.get("jobs", args.jobs)),
         load=tuple(tuple(x) for x in meta.get("load", [[0.0], [0.0]])),  # type: ignore[arg-type]
         partial=partial,
+        subject=SUBJECT.name,
     )
     for problem in problems:
         print(f"error: {problem}", file=sys.stderr)

@@ -451,3 +451,28 @@ def test_a_mutant_that_hangs_the_scheduler_is_ended_by_the_job_timeout(tmp_path:
 
     found = _judge(_Job(("m", "kit"), hang, 3, tmp_path / "hang.log"))
     assert found["status"] == "timeout", found
+
+
+def test_a_batch_run_writes_its_own_section_through_main_s_writer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`run._write`, as `main` calls it, passes the run's subject on: a batch run once wrote its
+    results under the executor's markers and headings, over the executor's section."""
+    import argparse
+
+    import run
+
+    report = tmp_path / "detection.md"
+    write(tmp_path, [mutant("e")], {"e": verdicts("killed", "killed")})
+    executor_text = report.read_text()
+    monkeypatch.setattr(run, "SUBJECT", SUBJECTS["batch"])
+    args = argparse.Namespace(report=str(report), jobs=2)
+    meta = {"wall": 60.0, "reference_seconds": 1.0, "jobs": 2, "load": [[0.0], [0.0]]}
+    code = run._write(
+        args, [batch_mutant("b")], 1, {"b": b_verdicts("killed", "killed")}, {}, [], meta
+    )
+    both = report.read_text()
+    assert code == 0
+    assert section(both, "executor") == section(executor_text, "executor")
+    assert "polyloop/batch.py" in section(both, "batch")
+    assert "polyloop/batch.py" not in section(both, "executor")
