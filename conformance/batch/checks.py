@@ -12,7 +12,7 @@ import itertools
 from typing import Any
 
 from conformance.batch.drive import Run, Schedule
-from conformance.batch.harness import AMBIGUOUS, Call
+from conformance.batch.harness import AMBIGUOUS, CLASSIFIER_ERROR, Call
 from conformance.batch.judge import (
     BatchViolation,
     ambiguous,
@@ -96,7 +96,7 @@ def _owned_elsewhere(run: Run) -> bool:
     if expected(run).raises is not None:
         return True
     error = run.raised
-    if isinstance(error, RuntimeError) and str(error) == "classifier failed":
+    if isinstance(error, RuntimeError) and str(error) == CLASSIFIER_ERROR:
         return True
     calls = run.schedule.calls
     return any(calls[i].do in ("raise", "env") for i in run.entered() if i < len(calls))
@@ -384,7 +384,7 @@ def check_B9(trial: Trial, schedule: Schedule) -> None:
         elif event == "exit":
             running.discard(ident)
     error = run.raised
-    if isinstance(error, RuntimeError) and str(error) == "classifier failed":
+    if isinstance(error, RuntimeError) and str(error) == CLASSIFIER_ERROR:
         raise BatchViolation(
             "the classifier's exception escaped execute_batch",
             expected="a raising classifier makes its call exclusive and changes nothing else",

@@ -32,6 +32,7 @@ from polyloop import (
 
 __all__ = [
     "BEHAVIOURS",
+    "CLASSIFIER_ERROR",
     "KINDS",
     "REJECTED",
     "SAFE",
@@ -71,6 +72,8 @@ REJECTED = ("bad", "unknown", "code")
 AMBIGUOUS = ("ask_raise", "ask_truthy")
 """Kinds whose classifier does not answer an exact bool: exclusive by B9, judged there."""
 ASK = {"ask_true": True, "ask_false": False, "ask_raise": "raise", "ask_truthy": 1}
+CLASSIFIER_ERROR = "classifier failed"
+"""The message of the RuntimeError an ``ask_raise`` classifier raises (B9 owns its escape)."""
 
 BEHAVIOURS = ("return", "raise", "env", "ignore_cancel", "nonstr", "base", "cancel_self")
 """What a scripted handler does once its gate opens: return text (E5), raise an ordinary
@@ -291,7 +294,7 @@ class Harness:
         self.event("classify", arguments["id"])
         answer = arguments.get("safe")
         if answer == "raise":
-            raise RuntimeError("classifier failed")
+            raise RuntimeError(CLASSIFIER_ERROR)
         return answer  # type: ignore[return-value]  # non-bool answers are the point
 
     def _on_foreign(self) -> bool:
