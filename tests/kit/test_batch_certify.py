@@ -16,6 +16,7 @@ import jsonschema
 import pytest
 from hypothesis import given, settings
 from zoo.batch import CapOffByOne
+from zoo.batch_base import ZooBatch
 
 from conformance import BatchExecutorContract
 from conformance._core.report import report_schema
@@ -26,7 +27,14 @@ from conformance.batch.oracle import has_time, without_time
 from conformance.batch.strategies import schedules
 from conformance.cli import main
 from conformance.engine import CERTIFIED_CLAUSES, SetUpError, certify, select_clauses
-from polyloop import RegistryBatchExecutor, RegistryExecutor, ToolRegistry, ToolSpec
+from polyloop import (
+    Action,
+    ActionOutcome,
+    RegistryBatchExecutor,
+    RegistryExecutor,
+    ToolRegistry,
+    ToolSpec,
+)
 
 
 def test_B_clauses_are_selected_for_a_batch_subject_only() -> None:
@@ -246,3 +254,42 @@ def test_B7_generation_alone_shrinks_to_the_smallest_batch_and_replays_from_the_
             "calls [0: safe/return, 1: safe/return]"
         )
     )
+
+
+class _LetsHandlerErrorsOut(ZooBatch):
+    """A handler's ordinary exception escapes execute_batch instead of becoming its E4
+    outcome, as pydantic-ai's and LangGraph's batch paths do: B12's failure (and B4's)."""
+
+    async def run_call(self, index: int, action: Action) -> ActionOutcome:
+        outcome = await self.inner.execute(action)
+        if outcome.observation.startswith("ValueError: "):
+            raise ValueError(outcome.observation.removeprefix("ValueError: "))
+        return outcome
+
+
+class _LetsClassifierErrorsOut(ZooBatch):
+    """A classifier's exception escapes execute_batch instead of making its call exclusive:
+    B9's failure."""
+
+    def classify(self, action: Action) -> bool:
+        call = action.tool_call
+        assert call is not None
+        spec = self.registry.spec_for(call.name)
+        assert spec is not None
+        safe = spec.concurrency_safe
+        if spec.completes_run or isinstance(safe, bool):
+            return super().classify(action)
+        return safe(call.arguments) is True
+
+
+@pytest.mark.parametrize(
+    ("target", "owner"), [(_LetsHandlerErrorsOut, "B12"), (_LetsClassifierErrorsOut, "B9")]
+)
+def test_B1_leaves_an_escaped_handler_or_classifier_error_to_its_own_clause(
+    target: type[ZooBatch], owner: str
+) -> None:
+    """B1 fails a raise nothing caused; one whose cause another clause owns is that clause's
+    alone, so a report names one rule per bug."""
+    report = certify(target, level="strict", profile="ci", seed=0, only=["B1", owner])
+    assert report.result(owner).status == "fail", report.to_text()
+    assert report.result("B1").status == "pass", report.to_text()
