@@ -22,7 +22,7 @@ from conformance.batch.judge import (
     returned_outcomes,
     show,
 )
-from conformance.batch.oracle import expected, has_time
+from conformance.batch.oracle import expected, has_time, rejection_problem
 from polyloop import ActionOutcome
 
 __all__ = [f"check_B{n}" for n in range(1, 10)]
@@ -216,11 +216,17 @@ def check_B4(trial: Trial, schedule: Schedule) -> None:
         if why not in ("rejected", "finished") or index not in got:
             continue
         wanted, outcome = want.outcomes[index], got[index]
-        if outcome != wanted:
+        if why == "rejected":
+            problem = rejection_problem(schedule.calls[index].kind, outcome)
+        else:
+            problem = None if outcome == wanted else f"execute gives {show(wanted)}"
+        if problem is not None:
             raise BatchViolation(
-                f"call {index} ({schedule.calls[index].text()}) got {show(outcome)}; execute "
-                f"gives {show(wanted)}",
-                expected=show(wanted),
+                f"call {index} ({schedule.calls[index].text()}) got {show(outcome)}: {problem}",
+                expected=show(wanted)
+                if why != "rejected"
+                else "NOT_EXECUTED, synthetic, the executor's own sentence (E1) or rejection "
+                f"message (E2, V2-V8), as polyloop's {show(wanted)}",
                 actual=show(outcome),
             )
 

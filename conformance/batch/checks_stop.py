@@ -26,8 +26,8 @@ from conformance.batch.judge import (
     show,
     stop_point,
 )
-from conformance.batch.oracle import Expected, expected, without_time
-from polyloop import ActionOutcome, ActionStatus
+from conformance.batch.oracle import Expected, expected, stop_text_problem, without_time
+from polyloop import ActionOutcome
 
 __all__ = [f"check_B{n}" for n in range(10, 19)]
 
@@ -180,14 +180,6 @@ def _steps(run: Run) -> list[list[int]]:
     return [sorted(e) for _, e in _scheduling(run)]
 
 
-def _synthetic_matches(outcome: ActionOutcome, status: ActionStatus, text: str) -> bool:
-    return (
-        outcome.status is status
-        and outcome.observation_is_synthetic
-        and without_time(outcome.observation) == text
-    )
-
-
 def _seen_outcomes(run: Run) -> dict[int, ActionOutcome]:
     out = returned_outcomes(run)
     if out is not None:
@@ -195,31 +187,75 @@ def _seen_outcomes(run: Run) -> dict[int, ActionOutcome]:
     return dict(run.commits)
 
 
+_SITUATION = {"not_entered": "not run", "interrupted": "interrupted"}
+
+
+def _stop_outcome_problem(
+    outcome: ActionOutcome, wanted: ActionOutcome, situation: tuple[object, ...]
+) -> str | None:
+    """What the contract finds wrong with a stop outcome: its status, its flags (synthetic,
+    E7) and its sentence (`stop_text_problem`), never polyloop's wording."""
+    if outcome.status is not wanted.status:
+        return f"status {outcome.status.name}, not {wanted.status.name}"
+    if outcome.observation_is_synthetic is not True:
+        return "observation_is_synthetic is not True"
+    if outcome.env_reported_completion or outcome.observation_truncated_chars:
+        return "env_reported_completion or observation_truncated_chars set (E7)"
+    return stop_text_problem(outcome.observation, situation)
+
+
+def _wanted_text(why: str, want: Expected, wanted: ActionOutcome) -> str:
+    situation = want.situation if why == "not_entered" else None
+    naming = ""
+    if situation is not None and situation[0] == "env":
+        naming = f" naming call {situation[1]}"
+    elif situation is not None and situation[0] == "raised":
+        naming = f" naming call {situation[1]} and {situation[2]}"
+    return (
+        f"{wanted.status.name}, synthetic, the executor's own fixed {_SITUATION[why]!r} "
+        f"sentence{naming} (polyloop's: {wanted.observation!r})"
+    )
+
+
 def _stop_outcomes(run: Run, want: Expected, clause: str) -> None:
     """Each call's outcome after a stop: "not run" for calls never entered, "interrupted" for
-    calls the stop ended, and the call's own outcome for calls that finished."""
+    calls the stop ended (each the executor's own sentence, one per situation, the two
+    different), and the call's own outcome for calls that finished."""
     seen = _seen_outcomes(run)
     if misaligned([seen.get(i) for i in range(len(want.why))], want.outcomes) is not None:
         return  # a permutation of the answers: B1's
+    sentences: dict[str, tuple[int, str]] = {}
     for index, outcome in sorted(seen.items()):
         if not 0 <= index < len(want.why):
             continue
         why, wanted = want.why[index], want.outcomes[index]
-        if wanted is None or why in ("rejected", "finished", "unfinished", "fault"):
+        if wanted is None or (why not in _SITUATION and why != "survived"):
             continue
-        ok = (
-            _synthetic_matches(outcome, wanted.status, wanted.observation)
-            if wanted.observation_is_synthetic
-            else outcome == wanted
-        )
-        if not ok:
+        if why == "survived" or not wanted.observation_is_synthetic:
+            problem = None if outcome == wanted else "another outcome"
+        else:
+            situation = want.situation if why == "not_entered" else ("interrupted",)
+            problem = _stop_outcome_problem(outcome, wanted, situation or ("cancel",))
+        if problem is None and why in _SITUATION:
+            earlier = sentences.setdefault(why, (index, outcome.observation))
+            if earlier[1] != outcome.observation:
+                problem = f"call {earlier[0]}, in the same situation, got {earlier[1]!r}"
+        if problem is not None:
             # On threads, which stop came first (and so each call's text) is the threads' race.
             foreign_guard(run, f"call {index} got another outcome than the stop gives it")
             raise BatchViolation(
-                f"call {index} ({why.replace('_', ' ')}) got {show(outcome)} ({clause})",
-                expected=show(wanted),
+                f"call {index} ({why.replace('_', ' ')}) got {show(outcome)}: {problem} ({clause})",
+                expected=_wanted_text(why, want, wanted) if why in _SITUATION else show(wanted),
                 actual=show(outcome),
             )
+    if len(sentences) == 2 and sentences["not_entered"][1] == sentences["interrupted"][1]:
+        index, text = sentences["not_entered"]
+        raise BatchViolation(
+            f"call {index} (not run) and call {sentences['interrupted'][0]} (interrupted) got "
+            f"the same sentence {text!r} ({clause})",
+            expected='a "not run" sentence that differs from the "interrupted" one',
+            actual=f"both {text!r}",
+        )
 
 
 def _drained(run: Run, clause: str) -> None:

@@ -2,9 +2,17 @@
 
 The sequential oracle (`drive.sequential_oracle`) gives what ``execute`` returns for each call
 run alone (the E table, B4). `expected` combines it with the run's trace: a call never entered
-gets the "not run" text of the stop (B13-B15), a call ended by a cancellation the
-"interrupted" text (B14), a handler's own BaseException makes its call "interrupted" (B15), and
+gets the "not run" outcome of the stop (B13-B15), a call ended by a cancellation the
+"interrupted" one (B14), a handler's own BaseException makes its call "interrupted" (B15), and
 every other entered call keeps exactly what ``execute`` gives.
+
+The texts of those stop outcomes are the executor's own fixed sentences (contract section 10);
+`expected` words them as polyloop does, to show one example, and `stop_text_problem` judges an
+executor's sentence by what the contract requires of it: the "not run" sentence of B13 names
+call k, that of B15 names call k and the exception class. A call is named by its index, the
+number the contract gives it (``actions[k]``, counted from 0), written as a number that stands
+alone: "call 2", "#2", "index 2", "actions[2]" all name call 2; "the third call" does not, and
+neither does "call 12".
 """
 
 from __future__ import annotations
@@ -21,6 +29,10 @@ __all__ = [
     "Expected",
     "expected",
     "has_time",
+    "names_call",
+    "names_class",
+    "rejection_problem",
+    "stop_text_problem",
     "without_time",
 ]
 
@@ -49,6 +61,56 @@ def without_time(text: str) -> str:
     return text.strip().rstrip(",;:").strip()
 
 
+def names_call(text: str, index: int) -> bool:
+    """Whether `text` names call `index`: the number standing alone (not part of another number,
+    a decimal or a time, which B5 owns)."""
+    return re.search(rf"(?<![\d.]){index}(?!\d|\.\d)", without_time(text)) is not None
+
+
+def names_class(text: str, name: str) -> bool:
+    """Whether `text` names the exception class `name` (alone or qualified, as in
+    ``asyncio.CancelledError``), not merely a word that begins with it."""
+    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text) is not None
+
+
+def stop_text_problem(text: object, situation: tuple[object, ...]) -> str | None:
+    """What the contract finds wrong with a stop sentence, or None. `situation`:
+    ``("cancel",)`` or ``("interrupted",)`` (any sentence of the executor's own),
+    ``("env", k)`` (B13: names call k), ``("raised", k, Class)`` (B15: names k and Class)."""
+    if not isinstance(text, str) or not text.strip():
+        return "an empty sentence"
+    kind = situation[0]
+    if kind in ("env", "raised"):
+        index = situation[1]
+        assert isinstance(index, int)
+        if not names_call(text, index):
+            return f"the sentence does not name call {index}"
+        if kind == "raised" and not names_class(text, str(situation[2])):
+            return f"the sentence does not name the exception class {situation[2]}"
+    return None
+
+
+_MUST_NAME = {"bad": ("do", "string"), "unknown": ("nope", "safe", "excl", "ask", "finish")}
+"""What a rejection of the harness's rejected calls must name (V6: the key and its declared
+type; V2: the unknown tool and the visible tools). A code action's E1 sentence is free."""
+
+
+def rejection_problem(kind: str, outcome: ActionOutcome) -> str | None:
+    """What E1/E2 find wrong with a rejected call's outcome: status, flags, an empty text, or
+    a name V2/V6 require; never polyloop's wording (B4 judges them as E1 and E2 do)."""
+    if outcome.status is not ActionStatus.NOT_EXECUTED:
+        return f"status {outcome.status.name}, not NOT_EXECUTED"
+    if outcome.observation_is_synthetic is not True:
+        return "observation_is_synthetic is not True"
+    if outcome.env_reported_completion or outcome.observation_truncated_chars:
+        return "env_reported_completion or observation_truncated_chars set (E7)"
+    text = outcome.observation
+    if not isinstance(text, str) or not text.strip():
+        return "an empty observation"
+    missing = [name for name in _MUST_NAME.get(kind, ()) if name not in text]
+    return f"the rejection does not name {', '.join(map(repr, missing))}" if missing else None
+
+
 @dataclass(frozen=True)
 class Expected:
     """Each call's outcome by the contract and why, the stop's kind and what must be raised."""
@@ -61,9 +123,12 @@ class Expected:
     stops: frozenset[str]
     """``env``, ``cancel``, ``raised``, ``fault`` (non-str result or journal fault)."""
     not_run: str | None
-    """The text a call not entered gets (None: nothing stopped)."""
+    """polyloop's text for a call not entered (None: nothing stopped)."""
     raises: str | None
     """``fault``, ``raised`` or ``cancel``: what execute_batch must raise (None: return)."""
+    situation: tuple[object, ...] | None = None
+    """Which stop words the calls not entered: ``("env", k)``, ``("raised", k, Class)`` or
+    ``("cancel",)`` (`stop_text_problem`); None: nothing stopped."""
 
 
 def _trusted(status: ActionStatus, text: str, synthetic: bool) -> ActionOutcome:
@@ -121,12 +186,13 @@ def expected(run: Run) -> Expected:
                 stops.add("env")
     not_run: str | None = None
     raises: str | None = None
+    situation: tuple[object, ...] | None = None
     if raised:
         first, name = min(raised)
         not_run = f"not run: call {first} raised {name}"
-        raises = "raised"
+        raises, situation = "raised", ("raised", first, name)
     elif run.cancelled:
-        not_run, raises = NOT_RUN_CANCELLED, "cancel"
+        not_run, raises, situation = NOT_RUN_CANCELLED, "cancel", ("cancel",)
     else:
         env = [
             i
@@ -137,6 +203,7 @@ def expected(run: Run) -> Expected:
         ]
         if env:
             not_run = f"not run: call {env[0]} reported an environment error"
+            situation = ("env", env[0])
     if "fault" in stops:
         raises = "fault"
     if not_run is not None:
@@ -150,4 +217,5 @@ def expected(run: Run) -> Expected:
         stops=frozenset(stops),
         not_run=not_run,
         raises=raises,
+        situation=situation,
     )

@@ -135,6 +135,11 @@ def only_for_subject(only: Iterable[str] | None, subject: str, given: bool) -> l
 class OneCallBatch:
     """An action executor over a batch executor: each call is a batch of one (B4)."""
 
+    cancelled_by_class = True
+    """B4/B14: a batch cancelled from outside raises a CancelledError, not necessarily the
+    handler's object or the kit's (E6 then judges the class; a handler's own BaseException
+    must still come back as that object, B15)."""
+
     def __init__(self, inner: Any) -> None:
         self.inner = inner
 
@@ -164,6 +169,7 @@ def one_call_factory(factory: Callable[..., Any]) -> Callable[[ToolRegistry], An
             return built  # judged by the V/E path as it is
         return OneCallBatch(built)
 
+    make.cancelled_by_class = True  # type: ignore[attr-defined]  # as OneCallBatch's
     make.__qualname__ = getattr(factory, "__qualname__", "factory")
     make.__module__ = getattr(factory, "__module__", __name__)
     return make
