@@ -79,8 +79,8 @@ def check_B10(trial: Trial, schedule: Schedule) -> None:
 def check_B11(trial: Trial, schedule: Schedule) -> None:
     """Each handler gets its own plain copy of its arguments."""
     run = trial.run(schedule)
-    owners: dict[int, int] = {}
-    for ident, arguments in run.received:
+    owners: dict[int, tuple[int, int]] = {}
+    for receipt, (ident, arguments) in enumerate(run.received):
         if type(arguments) is not dict:
             raise BatchViolation(
                 f"the handler of call {ident} got a {type(arguments).__name__}, not a plain dict",
@@ -88,13 +88,17 @@ def check_B11(trial: Trial, schedule: Schedule) -> None:
                 actual=type(arguments).__name__,
             )
         for part in _containers(arguments):
-            other = owners.setdefault(id(part), ident)
-            if other != ident:
+            first, other = owners.setdefault(id(part), (receipt, ident))
+            if first != receipt:
+                calls = (
+                    f"calls {other} and {ident}"
+                    if other != ident
+                    else f"two identical calls (call {ident} and the same tool and arguments again)"
+                )
                 raise BatchViolation(
-                    f"the handlers of calls {other} and {ident} got the same "
-                    f"{type(part).__name__} object",
+                    f"the handlers of {calls} got the same {type(part).__name__} object",
                     expected="each handler its own copy",
-                    actual=f"one {type(part).__name__} shared by calls {other} and {ident}",
+                    actual=f"one {type(part).__name__} shared by the handlers of {calls}",
                 )
     for ident, seen in run.seen.items():
         action = (

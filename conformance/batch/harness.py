@@ -100,6 +100,9 @@ class Call:
 
     kind: str
     do: str = "return"
+    twin: bool = False
+    """The same tool and the same arguments as the call before it (B11: identical calls in one
+    batch still get a copy each). Its handler records the earlier call's id."""
 
     @property
     def rejected(self) -> bool:
@@ -110,6 +113,8 @@ class Call:
         return self.kind in SAFE
 
     def action(self, ident: int, nested: bool = False) -> Action:
+        if self.twin and ident > 0:
+            return Call(self.kind, self.do).action(ident - 1, nested)
         if self.kind == "code":
             return Action(code=f"print({ident})")
         if self.kind == "unknown":
@@ -126,7 +131,8 @@ class Call:
         return Action(tool_call=ToolCall(name=self.kind, arguments=arguments))
 
     def text(self) -> str:
-        return f"{self.kind}/{self.do}" if not self.rejected else self.kind
+        text = f"{self.kind}/{self.do}" if not self.rejected else self.kind
+        return text + " (the call before it again)" if self.twin else text
 
 
 def _plain(value: Any) -> Any:
@@ -315,8 +321,7 @@ class Harness:
         self.seen[ident] = _plain(arguments)
         self.event("enter", ident)
         try:
-            if self.mutate:
-                arguments["id"] = -1
+            if self.mutate:  # never "id" or "do": an identical call sharing the dict reads them
                 nested = arguments.get("nested")
                 if isinstance(nested, dict):
                     nested["by"]["call"] = -1

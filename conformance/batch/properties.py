@@ -98,6 +98,7 @@ _TRAPS: dict[str, list[Any]] = {
     "B11": [
         _s(C("safe"), C("safe"), cap=2, mutate=True),
         _s(C("excl"), C("excl"), mutate=True),
+        _s(C("safe"), C("safe", twin=True), cap=2, mutate=True),
     ],
     "B12": [
         _s(C("safe", "raise"), C("safe"), C("safe"), cap=2, order=(0,)),
@@ -106,6 +107,8 @@ _TRAPS: dict[str, list[Any]] = {
     "B13": [
         _s(C("safe", "env"), C("safe"), C("safe"), cap=2, order=(0,), journal="fast"),
         _s(C("safe"), C("safe", "env"), C("excl"), cap=2, order=(1,), journal="fast"),
+        # two ENV_ERRORs finishing out of model order while a later call waits: k is call 0
+        _s(C("safe", "env"), C("safe", "env"), C("excl"), cap=2, order=(1,)),
     ],
     "B14": [
         _s(C("safe"), C("safe"), C("safe"), cap=2, journal="fast", cancel_at=0),

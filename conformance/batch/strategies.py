@@ -43,11 +43,24 @@ def schedules(
 ) -> Schedule:
     """A batch and its schedule. `cancel`: ``never``, ``maybe`` or ``always``."""
     calls = draw(batches(kinds, behaviours, min_size, max_size))
+    if mutate and len(calls) > 1 and draw(st.booleans()):
+        # Identical calls (same tool, same arguments): each still gets its own copy (B11).
+        twins = draw(st.lists(st.booleans(), min_size=len(calls) - 1, max_size=len(calls) - 1))
+        made = [calls[0]]
+        for twin, call in zip(twins, calls[1:], strict=True):
+            before = made[-1]
+            again = Call(before.kind, before.do, twin=True)
+            made.append(again if twin and not before.twin else call)
+        calls = tuple(made)
     cap = draw(st.integers(*caps))
     journal = draw(st.sampled_from(tuple(journals)))
     accepted = [i for i, call in enumerate(calls) if not call.rejected]
     steps = draw(st.integers(0, len(accepted)))
-    order = tuple(draw(st.permutations(accepted))[:steps]) if accepted else ()
+    # Half the time the gates open last call first: calls then finish against model order
+    # while earlier ones still run (two ENV_ERRORs out of order, B13), as a shuffle rarely does.
+    backwards = draw(st.booleans())
+    shuffled = draw(st.permutations(accepted)) if accepted and not backwards else accepted[::-1]
+    order = tuple(shuffled[:steps])
     cancel_at: int | None = None
     twice = False
     if cancel == "always" or (cancel == "maybe" and draw(st.booleans())):

@@ -17,6 +17,7 @@ from zoo.batch_base import (
     ZooBatch,
     _Batch,
     _Raised,
+    not_run,
     synthetic,
 )
 
@@ -376,6 +377,42 @@ class SharedArgumentDicts(ZooBatch):
         )
 
 
+class CopiesIdenticalCallsOnce(ZooBatch):
+    """Copies each distinct call's arguments once per executor (a copy cache keyed by tool and
+    arguments), so identical calls in one batch (same tool, same arguments) share one dict
+    (B11). Calls that differ in any argument, an ``id`` say, each get their own copy."""
+
+    VIOLATES = ("B11",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.copies: dict[tuple[str, str], dict[str, Any]] = {}
+
+    async def run_call(self, index: int, action: Action) -> ActionOutcome:
+        call = action.tool_call
+        assert call is not None
+        spec = self.registry.spec_for(call.name)
+        assert spec is not None and spec.handler is not None
+        key = (call.name, repr(_thawed(call.arguments)))
+        arguments = self.copies.setdefault(key, _thawed(call.arguments))
+        text = await spec.handler(arguments)
+        return ActionOutcome(
+            status=ActionStatus.EXECUTED,
+            observation=text,
+            observation_is_synthetic=False,
+            env_reported_completion=False,
+            observation_truncated_chars=0,
+        )
+
+
+def _thawed(value: Any) -> Any:
+    if hasattr(value, "items"):
+        return {key: _thawed(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_thawed(item) for item in value]
+    return value
+
+
 # --- B12 ------------------------------------------------------------------------------------
 
 
@@ -409,6 +446,30 @@ class EnvErrorKeepsGoing(ZooBatch):
 
     def on_env_error(self, batch: _Batch) -> None:
         batch.stop = None
+
+
+class _NamesFirstToFinish(_Batch):
+    first_to_finish: int | None = None
+
+    def record(self, index: int, result: object, sent: bool) -> None:
+        env = isinstance(result, ActionOutcome) and result.status is ActionStatus.ENV_ERROR
+        if env and self.first_to_finish is None:
+            self.first_to_finish = index
+        super().record(index, result, sent)
+
+    def resolve_rest(self) -> None:
+        if self.stop == "env" and not self.raised and self.first_to_finish is not None:
+            text = self.owner.not_run_text("env", self.first_to_finish, "")
+            self.outcomes = [not_run(text) if o is None else o for o in self.outcomes]
+        super().resolve_rest()
+
+
+class NamesFirstEnvErrorToFinish(ZooBatch):
+    """Names in the "not run" sentence the ENV_ERROR call that finished first, not the
+    lowest-indexed one (B13: k is the lowest index, whatever the timing, B5)."""
+
+    VIOLATES = ("B13",)
+    BATCH = _NamesFirstToFinish
 
 
 # --- B14 ------------------------------------------------------------------------------------
@@ -684,9 +745,11 @@ BROKEN_BATCH: tuple[type[ZooBatch], ...] = (
     ClassifiesAgain,
     RejectedCallIsABarrier,
     SharedArgumentDicts,
+    CopiesIdenticalCallsOnce,
     FailureCancelsSiblings,
     EnvErrorCancelsRunning,
     EnvErrorKeepsGoing,
+    NamesFirstEnvErrorToFinish,
     CancelSwallowed,
     AbandonsRunningBodies,
     LateSuccessReplaced,
