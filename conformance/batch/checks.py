@@ -17,6 +17,8 @@ from conformance.batch.judge import (
     BatchViolation,
     ambiguous,
     blocking,
+    commit_differs,
+    fail_first,
     foreign_guard,
     misaligned,
     returned_outcomes,
@@ -110,13 +112,7 @@ def check_B2(trial: Trial, schedule: Schedule) -> None:
     """Commits in model order, each as soon as its prefix is known, the outcome returned."""
     run = trial.run(schedule)
     indices = [index for index, _ in run.commits]
-    twice = sorted({i for i in indices if indices.count(i) > 1})
-    if twice:
-        raise BatchViolation(
-            f"call {twice[0]} was committed {indices.count(twice[0])} times",
-            expected="committed(i, out[i]) exactly once per call",
-            actual=f"commits in the order {indices}",
-        )
+    _once(indices, "call {} was committed {} times", "committed(i, out[i]) exactly once per call")
     if indices != list(range(len(indices))):
         raise BatchViolation(
             f"commits came in the order {indices}, not in model order",
@@ -135,16 +131,7 @@ def check_B2(trial: Trial, schedule: Schedule) -> None:
             expected="every call committed before execute_batch returns or raises CancelledError",
             actual=f"committed {indices}",
         )
-    out = returned_outcomes(run)
-    if out is not None:
-        for index, outcome in run.commits:
-            if index < len(out) and outcome != out[index]:
-                raise BatchViolation(
-                    f"call {index} was committed as {show(outcome)} but returned as "
-                    f"{show(out[index])}",
-                    expected="the committed outcome is the one returned",
-                    actual=f"committed {show(outcome)}, returned {show(out[index])}",
-                )
+    commit_differs(run)
     _timely(run)
 
 
@@ -164,47 +151,59 @@ def _timely(run: Run) -> None:
         known = 0
         while known < len(calls) and (calls[known].rejected or known in exited):
             known += 1
-        if committed < known:
-            raise BatchViolation(
+        fail_first(
+            (
+                committed < known,
                 f"after step {snap.step}, calls 0..{known - 1} had known outcomes but only "
                 f"{committed} were committed",
-                expected=f"{known} calls committed as soon as their prefix is known",
-                actual=f"{committed} committed while the batch waited for more",
-            )
-        if committed > known:
-            raise BatchViolation(
+                f"{known} calls committed as soon as their prefix is known",
+                f"{committed} committed while the batch waited for more",
+            ),
+            (
+                committed > known,
                 f"after step {snap.step}, {committed} calls were committed though only the "
                 f"outcomes of calls 0..{known - 1} were known",
-                expected=f"{known} calls committed",
-                actual=f"{committed} committed",
-            )
+                f"{known} calls committed",
+                f"{committed} committed",
+            ),
+        )
+
+
+def _once(events: list[int], message: str, wanted: str) -> None:
+    """Each call at most once in `events` (commits, entries)."""
+    twice = sorted({i for i in events if events.count(i) > 1})
+    if twice:
+        counted = message.format(twice[0], events.count(twice[0]))
+        raise BatchViolation(counted, expected=wanted, actual=f"in the order {events}")
 
 
 def check_B3(trial: Trial, schedule: Schedule) -> None:
     """Calls are entered in model order."""
     run = trial.run(schedule)
     order = list(dict.fromkeys(ident for event, ident in run.trace if event == "enter"))
-    for earlier, later in itertools.pairwise(order):
-        if later < earlier:
-            foreign_guard(run, f"call {later} was seen entered after call {earlier}")
-            raise BatchViolation(
+    late = next(((a, b) for a, b in itertools.pairwise(order) if b < a), None)
+    if late is not None:
+        earlier, later = late
+        foreign_guard(run, f"call {later} was seen entered after call {earlier}")
+        fail_first(
+            (
+                True,
                 f"call {later} was entered after call {earlier}",
-                expected="calls entered in model order",
-                actual=f"entered in the order {order}",
+                "calls entered in model order",
+                f"entered in the order {order}",
             )
+        )
 
 
 def check_B4(trial: Trial, schedule: Schedule) -> None:
     """Each call's outcome is execute's (the E table), and each handler runs once."""
     run = trial.run(schedule)
     entered = [ident for event, ident in run.trace if event == "enter"]
-    twice = sorted({i for i in entered if entered.count(i) > 1})
-    if twice:
-        raise BatchViolation(
-            f"the handler of call {twice[0]} was entered {entered.count(twice[0])} times",
-            expected="each call's handler called once, as execute calls it",
-            actual=f"entered {entered}",
-        )
+    _once(
+        entered,
+        "the handler of call {} was entered {} times",
+        "each call's handler called once, as execute calls it",
+    )
     want = expected(run)
     out = returned_outcomes(run)
     got: dict[int, ActionOutcome] = dict(enumerate(out)) if out is not None else {}
@@ -294,11 +293,9 @@ def check_B6(trial: Trial, schedule: Schedule) -> None:
 
 def _overlap(ident: int, call: Call, others: list[int], calls: tuple[Call, ...]) -> BatchViolation:
     names = ", ".join(f"{o} ({calls[o].text()})" for o in others)
-    return BatchViolation(
-        f"call {ident} ({call.text()}) was entered while {names} ran",
-        expected="only concurrency-safe calls overlap",
-        actual=f"call {ident} overlapped {names}",
-    )
+    message = f"call {ident} ({call.text()}) was entered while {names} ran"
+    overlapped = f"call {ident} overlapped {names}"
+    return BatchViolation(message, expected="only concurrency-safe overlap", actual=overlapped)
 
 
 def check_B7(trial: Trial, schedule: Schedule) -> None:
@@ -362,24 +359,26 @@ def check_B9(trial: Trial, schedule: Schedule) -> None:
         if not 0 <= ident < len(calls):
             continue
         if event == "classify":
-            if calls[ident].rejected:
-                raise BatchViolation(
+            fail_first(
+                (
+                    calls[ident].rejected,
                     f"the classifier was asked about call {ident}, which validation rejects",
-                    expected="no classification of a rejected call",
-                    actual=f"classify({ident})",
-                )
-            if ident in classified:
-                raise BatchViolation(
+                    "no classification of a rejected call",
+                    f"classify({ident})",
+                ),
+                (
+                    ident in classified,
                     f"the classifier was asked twice about call {ident}",
-                    expected="at most one classification per call",
-                    actual=f"classified {[*classified, ident]}",
-                )
-            if ident in entered:
-                raise BatchViolation(
+                    "at most one classification per call",
+                    f"classified {[*classified, ident]}",
+                ),
+                (
+                    ident in entered,
                     f"call {ident} was classified after its handler was entered",
-                    expected="classification before the call is entered",
-                    actual=f"classify({ident}) after enter({ident})",
-                )
+                    "classification before the call is entered",
+                    f"classify({ident}) after enter({ident})",
+                ),
+            )
             classified.append(ident)
         elif event == "enter":
             others = sorted(running)

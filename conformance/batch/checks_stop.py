@@ -19,12 +19,14 @@ from conformance.batch.judge import (
     BatchViolation,
     commits_after,
     entered_after_stop,
+    fail_first,
     foreign_guard,
     misaligned,
     returned_outcomes,
     running_at,
     show,
     stop_point,
+    synthetic_problem,
 )
 from conformance.batch.oracle import Expected, expected, stop_text_problem, without_time
 from polyloop import ActionOutcome
@@ -199,13 +201,8 @@ def _stop_outcome_problem(
 ) -> str | None:
     """What the contract finds wrong with a stop outcome: its status, its flags (synthetic,
     E7) and its sentence (`stop_text_problem`), never polyloop's wording."""
-    if outcome.status is not wanted.status:
-        return f"status {outcome.status.name}, not {wanted.status.name}"
-    if outcome.observation_is_synthetic is not True:
-        return "observation_is_synthetic is not True"
-    if outcome.env_reported_completion or outcome.observation_truncated_chars:
-        return "env_reported_completion or observation_truncated_chars set (E7)"
-    return stop_text_problem(outcome.observation, situation)
+    problem = synthetic_problem(outcome, wanted.status)
+    return problem or stop_text_problem(outcome.observation, situation)
 
 
 def _wanted_text(why: str, want: Expected, wanted: ActionOutcome) -> str:
@@ -260,6 +257,24 @@ def _stop_outcomes(run: Run, want: Expected, clause: str) -> None:
             expected='a "not run" sentence that differs from the "interrupted" one',
             actual=f"both {text!r}",
         )
+
+
+def _ended(run: Run, after: str, wanted: str) -> None:
+    if run.hung:
+        raise BatchViolation(
+            f"execute_batch never ended after {after}",
+            expected=wanted,
+            actual="no answer after every gate opened",
+        )
+
+
+def _stopped_cleanly(run: Run, want: Expected, stop: int | None, what: str, clause: str) -> None:
+    """After a stop that cancels: nothing entered, running handlers cancelled and awaited, no
+    task left over, and each call's stop outcome."""
+    _not_after(run, stop, what)
+    _cancelled_running(run, stop, what)
+    _drained(run, clause)
+    _stop_outcomes(run, want, clause)
 
 
 def _drained(run: Run, clause: str) -> None:
@@ -323,12 +338,7 @@ def check_B13(trial: Trial, schedule: Schedule) -> None:
             expected="running handlers finish and keep their outcomes",
             actual=f"cancelled {sorted(run.cancels_seen)}",
         )
-    if run.hung:
-        raise BatchViolation(
-            "execute_batch never ended after an environment error",
-            expected="the batch ends once its running calls finish",
-            actual="no answer after every gate opened",
-        )
+    _ended(run, "an environment error", "the batch ends once its running calls finish")
     if run.raised is not None:
         raise BatchViolation(
             f"execute_batch raised {run.raised!r} after an environment error",
@@ -346,12 +356,7 @@ def check_B14(trial: Trial, schedule: Schedule) -> None:
     if not run.cancelled or want.stops - {"cancel", "env"}:
         return
     stop = stop_point(run, ["cancel"])
-    if run.hung:
-        raise BatchViolation(
-            "the cancelled batch never ended, though every handler had ended",
-            expected="CancelledError once the started calls are drained",
-            actual="no answer after every gate opened",
-        )
+    _ended(run, "the cancellation", "CancelledError once the started calls are drained")
     if run.raised is None:
         raise BatchViolation(
             "the cancelled batch returned instead of raising CancelledError (it swallowed the "
@@ -365,10 +370,7 @@ def check_B14(trial: Trial, schedule: Schedule) -> None:
             expected="CancelledError",
             actual=f"raised {run.raised!r}",
         )
-    _not_after(run, stop, "the batch was cancelled")
-    _cancelled_running(run, stop, "the cancellation")
-    _drained(run, "B14")
-    _stop_outcomes(run, want, "B14")
+    _stopped_cleanly(run, want, stop, "the cancellation", "B14")
 
 
 def check_B15(trial: Trial, schedule: Schedule) -> None:
@@ -379,12 +381,7 @@ def check_B15(trial: Trial, schedule: Schedule) -> None:
         return
     stop = stop_point(run, ["raised"])
     own = [run.handler_raised[i] for i in sorted(run.handler_raised) if run.first("stop", i)]
-    if run.hung:
-        raise BatchViolation(
-            "execute_batch never ended after a handler raised a BaseException",
-            expected="the handler's BaseException re-raised",
-            actual="no answer after every gate opened",
-        )
+    _ended(run, "a handler raised a BaseException", "the handler's BaseException re-raised")
     error = run.raised
     same = any(error is mine for mine in own) or (
         isinstance(error, asyncio.CancelledError)
@@ -397,10 +394,7 @@ def check_B15(trial: Trial, schedule: Schedule) -> None:
             expected=f"the very object re-raised: {own[0]!r}",
             actual="returned" if error is None else repr(error),
         )
-    _not_after(run, stop, "a handler raised a BaseException")
-    _cancelled_running(run, stop, "a handler's BaseException")
-    _drained(run, "B15")
-    _stop_outcomes(run, want, "B15")
+    _stopped_cleanly(run, want, stop, "a handler's BaseException", "B15")
 
 
 def check_B16(trial: Trial, schedule: Schedule) -> None:
@@ -411,12 +405,7 @@ def check_B16(trial: Trial, schedule: Schedule) -> None:
         return
     stop = stop_point(run, ["fault"])
     journal = run.first("fault") is not None
-    if run.hung:
-        raise BatchViolation(
-            "execute_batch never ended after the fault",
-            expected="the fault raised",
-            actual="no answer after every gate opened",
-        )
+    _ended(run, "the fault", "the fault raised")
     error = run.raised
     nonstr = any(w == "fault" for w in want.why)
     ok = (journal and error is run.journal_error) or (nonstr and isinstance(error, TypeError))
@@ -461,18 +450,20 @@ def check_B17(trial: Trial, schedule: Schedule) -> None:
         if not 0 <= ident < len(calls):
             continue
         if event == "starting":
-            if calls[ident].rejected:
-                raise BatchViolation(
+            fail_first(
+                (
+                    calls[ident].rejected,
                     f"started({ident}) was called for a rejected call",
-                    expected="never started for a rejected call",
-                    actual=f"started({ident})",
-                )
-            if ident in asked:
-                raise BatchViolation(
+                    "never started for a rejected call",
+                    f"started({ident})",
+                ),
+                (
+                    ident in asked,
                     f"started({ident}) was called twice",
-                    expected="one started per entered call",
-                    actual=f"started({ident}) twice",
-                )
+                    "one started per entered call",
+                    f"started({ident}) twice",
+                ),
+            )
             asked.append(ident)
         elif event == "classify" and ident in asked:
             raise BatchViolation(

@@ -8,16 +8,19 @@ from typing import Any
 from conformance._core.text import clip, safe_repr
 from conformance.batch.drive import Run
 from conformance.batch.harness import AMBIGUOUS, Call
-from polyloop import ActionOutcome
+from polyloop import ActionOutcome, ActionStatus
 
 __all__ = [
     "BatchViolation",
     "Inconclusive",
     "blocking",
+    "commit_differs",
     "entered_after_stop",
+    "fail_first",
     "misaligned",
     "returned_outcomes",
     "show",
+    "synthetic_problem",
 ]
 
 
@@ -33,6 +36,39 @@ class BatchViolation(Exception):
 
 class Inconclusive(Exception):
     """The run cannot decide this clause (handlers on threads; an executor never quiet)."""
+
+
+def fail_first(*rules: tuple[bool, str, str, str]) -> None:
+    """Raise the first rule that is broken: ``(broken, message, expected, actual)``."""
+    for broken, message, expected, actual in rules:
+        if broken:
+            raise BatchViolation(message, expected=expected, actual=actual)
+
+
+def synthetic_problem(outcome: ActionOutcome, status: ActionStatus) -> str | None:
+    """What is wrong with a synthetic outcome other than its words: its status, its synthetic
+    flag, the E7 flags, an empty text."""
+    if outcome.status is not status:
+        return f"status {outcome.status.name}, not {status.name}"
+    if outcome.observation_is_synthetic is not True:
+        return "observation_is_synthetic is not True"
+    if outcome.env_reported_completion or outcome.observation_truncated_chars:
+        return "env_reported_completion or observation_truncated_chars set (E7)"
+    text = outcome.observation
+    return "an empty observation" if not isinstance(text, str) or not text.strip() else None
+
+
+def commit_differs(run: Run) -> None:
+    """B2: every committed outcome is the one returned."""
+    out = returned_outcomes(run)
+    wrong = [(i, o) for i, o in run.commits if out is not None and i < len(out) and o != out[i]]
+    if out is not None and wrong:
+        index, outcome = wrong[0]
+        raise BatchViolation(
+            f"call {index} was committed as {show(outcome)} but returned as {show(out[index])}",
+            expected="the committed outcome is the one returned",
+            actual=f"committed {show(outcome)}, returned {show(out[index])}",
+        )
 
 
 def show(value: object, limit: int = 300) -> str:

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 
 from conformance.batch.drive import Run
+from conformance.batch.judge import synthetic_problem
 from polyloop import ActionOutcome, ActionStatus
 
 __all__ = [
@@ -98,17 +99,11 @@ type; V2: the unknown tool and the visible tools). A code action's E1 sentence i
 def rejection_problem(kind: str, outcome: ActionOutcome) -> str | None:
     """What E1/E2 find wrong with a rejected call's outcome: status, flags, an empty text, or
     a name V2/V6 require; never polyloop's wording (B4 judges them as E1 and E2 do)."""
-    if outcome.status is not ActionStatus.NOT_EXECUTED:
-        return f"status {outcome.status.name}, not NOT_EXECUTED"
-    if outcome.observation_is_synthetic is not True:
-        return "observation_is_synthetic is not True"
-    if outcome.env_reported_completion or outcome.observation_truncated_chars:
-        return "env_reported_completion or observation_truncated_chars set (E7)"
-    text = outcome.observation
-    if not isinstance(text, str) or not text.strip():
-        return "an empty observation"
-    missing = [name for name in _MUST_NAME.get(kind, ()) if name not in text]
-    return f"the rejection does not name {', '.join(map(repr, missing))}" if missing else None
+    problem = synthetic_problem(outcome, ActionStatus.NOT_EXECUTED)
+    missing = [name for name in _MUST_NAME.get(kind, ()) if name not in outcome.observation]
+    if problem is None and missing:
+        problem = f"the rejection does not name {', '.join(map(repr, missing))}"
+    return problem
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from conformance.batch import checks, checks_stop
 from conformance.batch.drive import Schedule
-from conformance.batch.harness import Call
+from conformance.batch.harness import KINDS, Call
 from conformance.batch.strategies import schedules, together
 from conformance.batch.together import Together
 
@@ -33,18 +33,7 @@ class BatchProperty:
 
 
 C = Call
-ALL = (
-    "safe",
-    "excl",
-    "ask_true",
-    "ask_false",
-    "ask_raise",
-    "ask_truthy",
-    "finish",
-    "bad",
-    "unknown",
-    "code",
-)
+ALL = KINDS
 PLAIN = ("safe", "excl", "ask_true", "bad")
 OVERLAP = ("safe", "safe", "ask_true", "excl")
 
