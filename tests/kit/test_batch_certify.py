@@ -8,13 +8,15 @@ Every run here is small (``fast`` profile or a couple of clauses): the zoo tests
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import jsonschema
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from zoo.batch import CapOffByOne
 from zoo.batch_base import ZooBatch
 
@@ -23,7 +25,7 @@ from conformance._core.report import report_schema
 from conformance.batch import BATCH_CLAUSES
 from conformance.batch.drive import Schedule, drive
 from conformance.batch.harness import Call
-from conformance.batch.oracle import has_time, without_time
+from conformance.batch.oracle import has_time, names_call, stop_text_problem, without_time
 from conformance.batch.strategies import schedules
 from conformance.cli import main
 from conformance.engine import CERTIFIED_CLAUSES, SetUpError, certify, select_clauses
@@ -293,3 +295,123 @@ def test_B1_leaves_an_escaped_handler_or_classifier_error_to_its_own_clause(
     report = certify(target, level="strict", profile="ci", seed=0, only=["B1", owner])
     assert report.result(owner).status == "fail", report.to_text()
     assert report.result("B1").status == "pass", report.to_text()
+
+
+# --- the stop sentences and E1/E2 words are the executor's own (issue 30) --------------------
+
+HONEST = (
+    "not run: call {k} reported an environment error",
+    "skipped (#{k} hit ENV_ERROR)",
+    "index {k} failed first; not started",
+    "actions[{k}] broke the environment",
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 200), st.integers(0, 200), st.sampled_from(HONEST))
+def test_B13_a_sentence_names_call_k_as_a_number_and_no_other_index_passes_for_it(
+    k: int, other: int, template: str
+) -> None:
+    assert names_call(template.format(k=k), k)
+    assert stop_text_problem(template.format(k=k), ("env", k)) is None
+    if other != k:
+        assert not names_call(template.format(k=other), k)
+        assert stop_text_problem(template.format(k=other), ("env", k)) == (
+            f"the sentence does not name call {k}"
+        )
+
+
+def test_B15_the_sentence_names_k_and_the_class_as_a_word() -> None:
+    assert (
+        stop_text_problem(
+            "skipped: #1 raised asyncio.CancelledError", ("raised", 1, "CancelledError")
+        )
+        is None
+    )
+    assert stop_text_problem("skipped: #1 raised Stopped", ("raised", 1, "Stop")) == (
+        "the sentence does not name the exception class Stop"
+    )
+    assert stop_text_problem("call 1 was stopped at 12:01", ("raised", 1, "Stop")) == (
+        "the sentence does not name the exception class Stop"
+    )
+    assert stop_text_problem("  ", ("cancel",)) == "an empty sentence"
+    assert not names_call("took 1.5s", 1)  # a duration is B5's, never an index
+
+
+class _OwnWordsInner(RegistryExecutor):
+    async def execute(self, action: Action) -> ActionOutcome:
+        outcome = await super().execute(action)
+        if action.tool_call is None:
+            return dataclasses.replace(outcome, observation="Nothing to dispatch: no tool call.")
+        return outcome
+
+
+class OwnWords(ZooBatch):
+    """Correct, with sentences of its own: its E1 sentence, "not run" and "interrupted"."""
+
+    WORDS: ClassVar[dict[str, str]] = {
+        "env": "skipped: #{first} hit an environment error first",
+        "raised": "skipped: #{first} raised {name}",
+        "cancel": "skipped: the whole batch was cancelled",
+    }
+    INTERRUPTED = "stopped mid-call; outcome unknown"
+
+    def __init__(self, registry: ToolRegistry, *, max_concurrency: int = 10) -> None:
+        super().__init__(registry, max_concurrency=max_concurrency)
+        self.inner = _OwnWordsInner(registry)
+
+    def not_run_text(self, stop: str, first: int, name: str) -> str:
+        return self.WORDS[stop].format(first=first, name=name)
+
+    def interrupted(self, index: int) -> ActionOutcome:
+        return dataclasses.replace(super().interrupted(index), observation=self.INTERRUPTED)
+
+
+class WrongIndex(OwnWords):
+    """Names call k counted from 1 (B13 counts from 0, as the contract does)."""
+
+    WORDS: ClassVar[dict[str, str]] = {
+        **OwnWords.WORDS,
+        "env": "skipped: call {first_plus} failed",
+        "raised": "x",
+    }
+
+    def not_run_text(self, stop: str, first: int, name: str) -> str:
+        if stop == "env":
+            return self.WORDS["env"].format(first_plus=first + 1)
+        return super().not_run_text(stop, first, name)
+
+
+class NoClass(OwnWords):
+    WORDS: ClassVar[dict[str, str]] = {
+        **OwnWords.WORDS,
+        "raised": "skipped: #{first} stopped the batch",
+    }
+
+
+class SameSentence(OwnWords):
+    WORDS: ClassVar[dict[str, str]] = {**OwnWords.WORDS, "cancel": OwnWords.INTERRUPTED}
+
+
+STOPS = ["E1", "E6", "B4", "B13", "B14", "B15"]
+
+
+def test_B4_B13_B14_B15_an_executor_with_its_own_sentences_certifies() -> None:
+    report = certify(OwnWords, level="strict", profile="ci", seed=0, only=STOPS)
+    assert report.passed, report.to_text()
+
+
+@pytest.mark.parametrize(
+    ("target", "clause", "words"),
+    [
+        (WrongIndex, "B13", "does not name call"),
+        (NoClass, "B15", "does not name the exception class"),
+        (SameSentence, "B14", "got the same sentence"),
+    ],
+)
+def test_B13_B14_B15_what_the_sentence_must_say_still_fails(
+    target: type[ZooBatch], clause: str, words: str
+) -> None:
+    report = certify(target, level="strict", profile="ci", seed=0, only=[clause])
+    assert report.failed_ids() == (clause,), report.to_text()
+    assert words in (report.result(clause).message or ""), report.result(clause).message
