@@ -23,9 +23,10 @@ B3 core: Calls are entered in model order
     entering.
 
 B4 core: Each call's outcome is execute's
-    A batch of one gives the same outcome (or raises the same exception) with the same handler
-    calls as execute(action); in every batch each call's outcome follows the E table unless
-    B13-B16 stop the batch first.
+    A batch of one gives the same outcome (or raises the same exception: the same class for a
+    batch cancelled from outside) with the same handler calls as execute(action); in every batch
+    each call's outcome follows the E table unless B13-B16 stop the batch first. E1's sentence
+    and E2's message (within V2-V8) are the executor's own, not polyloop's.
 
 B5 core: Outcomes never depend on timing
     Outcomes, synthetic texts included, depend only on the batch, what each handler did and
@@ -64,20 +65,25 @@ B12 core: An ordinary failure changes only its own outcome
 
 B13 core: ENV_ERROR stops the batch; running calls finish
     An ENV_ERROR outcome stops the batch: nothing is entered afterwards, running handlers finish
-    and keep their outcomes, and every accepted call not entered gets NOT_EXECUTED naming the
-    lowest-indexed call whose outcome is ENV_ERROR.
+    and keep their outcomes, and every accepted call not entered gets a synthetic NOT_EXECUTED
+    sentence of the executor's own naming call k, the lowest-indexed call whose outcome is
+    ENV_ERROR (as its number, counted from 0; polyloop's choice: "not run: call k reported an
+    environment error").
 
 B14 core: Cancellation drains started calls and commits every call
     On cancellation nothing is entered afterwards; running handlers are cancelled and awaited
-    however often the batch is cancelled; calls not entered get "not run: the batch was
-    cancelled", finished calls keep their outcome, calls ended by the cancellation get the
-    ENV_ERROR "interrupted while running; its effects are unknown"; then CancelledError is
-    raised, never swallowed, and no task the batch created outlives it.
+    however often the batch is cancelled; calls not entered get a synthetic NOT_EXECUTED "not
+    run" sentence, finished calls keep their outcome, calls ended by the cancellation a
+    synthetic ENV_ERROR "interrupted" sentence that differs from it (the executor's own words;
+    polyloop's choice: "not run: the batch was cancelled", "interrupted while running; its
+    effects are unknown"); then a CancelledError (any) is raised, never swallowed, and no task
+    the batch created outlives it.
 
 B15 core: A handler's BaseException stops the batch and is re-raised
     A handler raising a BaseException that is not an Exception stops the batch like B14 (its own
-    outcome is the "interrupted" one; calls not entered get "not run: call k raised <Class>"),
-    and execute_batch re-raises that same exception object.
+    outcome is the "interrupted" one; calls not entered get a "not run" sentence naming call k
+    and the exception class; polyloop's choice: "not run: call k raised <Class>"), and
+    execute_batch re-raises that same exception object.
 
 B16 core: A journal fault or a non-str result stops the batch without invented outcomes
     If the journal raises or a handler returns a non-str (E9), nothing is entered afterwards,
