@@ -13,14 +13,20 @@ from conformance._core.catalog import (
     CONTRACT_VERSION,
     LEVELS,
     LIBRARY_ROWS,
-    SECTIONS,
     Clause,
     index,
     lookup,
 )
+from conformance._core.catalog import SECTIONS as _LISTED
 from conformance.subjects import SUBJECTS
 
 __all__ = ["CLAUSES", "CONTRACT_VERSION", "LEVELS", "SECTIONS", "Clause", "get"]
+
+SECTIONS: tuple[str, ...] = _LISTED + tuple(
+    section for subject in SUBJECTS for section in subject.headings if section not in _LISTED
+)
+"""Section names in contract order: the core's list, then the sections of registered subjects
+it does not list yet, in registry order (a new subject's section needs no other entry)."""
 
 CLAUSES: tuple[Clause, ...] = tuple(
     sorted(

@@ -100,15 +100,14 @@ selects before it knows the target's kind)."""
 
 def _pool(subject: str) -> tuple[str, ...]:
     """The clauses a target of `subject` is certified on (`ANY`: every certifiable clause)."""
+    certified = subjects.certified()
     if subject == ANY:
-        return CERTIFIABLE
-    found = subjects.by_name(subject) if subject in _SELECTABLE else None
+        return clause_ids(certified)
+    found = next((s for s in certified if s.name == subject), None)
     if found is None:
-        raise ValueError(f"unknown subject {subject!r}; choose {', '.join(_SELECTABLE)}")
+        choose = ", ".join([*(s.name for s in certified), ANY])
+        raise ValueError(f"unknown subject {subject!r}; choose {choose}")
     return clause_ids(subjects.chain(found))
-
-
-_SELECTABLE: tuple[str, ...] = (*(s.name for s in subjects.certified()), ANY)
 
 
 def _clause_list(

@@ -197,17 +197,16 @@ def test_each_subject_has_the_same_inner_shape(subject: str) -> None:
 def test_the_catalog_is_the_subjects_rows_in_contract_order() -> None:
     from conformance import catalog
     from conformance._core.catalog import LIBRARY_ROWS
-    from conformance.batch.rows import ROWS as batch
-    from conformance.executor.rows import ROWS as executor
-    from conformance.tools.rows import ROWS as tools
 
+    rows = {name: importlib.import_module(f"conformance.{name}.rows").ROWS for name in SUBJECTS}
+    assert all(registry.by_name(name).rows == rows[name] for name in SUBJECTS)
     assert sorted(catalog.CLAUSES, key=lambda c: c.id) == sorted(
-        LIBRARY_ROWS + executor + batch + tools, key=lambda c: c.id
+        LIBRARY_ROWS + tuple(row for name in SUBJECTS for row in rows[name]), key=lambda c: c.id
     )
     order = [catalog.SECTIONS.index(clause.section) for clause in catalog.CLAUSES]
     assert order == sorted(order)
     assert [c.id for c in catalog.CLAUSES[:2]] == ["S1", "S2"]
-    assert catalog.CLAUSES[-1].id == "B18"
+    assert catalog.CLAUSES[-1].section == catalog.SECTIONS[-1]  # today B18, section 10
 
 
 def test_documented_import_paths_keep_working() -> None:
