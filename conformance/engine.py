@@ -7,8 +7,10 @@ the counterexample the report shows. The executor under test never runs on the k
 thread (see `conformance._core.deadline`), so one that hangs, raises or even lets
 KeyboardInterrupt escape is reported against the clause being checked.
 
-`certify` is four steps, each its own function: `_checked_arguments`, `_run_settings`, the
-per-clause loop (`_clause_result`) and `_reproduce_line`.
+`certify` is four steps, each its own function: `_checked_arguments`, `_subject` (which
+registered subject, `conformance.subjects`, claims the target), `_make_run` (each subject of its
+chain builds its trial) and the per-clause loop (`_clause_result`: the owning subject searches
+the clause and writes its reproduce line). The engine names no subject.
 """
 
 from __future__ import annotations
