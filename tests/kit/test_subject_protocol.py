@@ -163,3 +163,56 @@ def test_30_a_registered_subject_gives_the_set_up_error(toy: Subject) -> None:
 
 def test_30_a_plain_factory_stays_with_the_default_subject(toy: Subject) -> None:
     assert engine._subject(lambda registry: None, None) == subjects.DEFAULT.name
+
+
+# --- the tools subject's own parts (certify takes none of its targets) --------------------------
+
+
+def _tools_spec(target: object) -> RunSpec:
+    from conformance._core.deadline import LoopThread
+    from conformance._core.limits import HANDLER_DEADLINE
+    from conformance._core.runs import run_settings
+
+    return RunSpec(
+        target=target,
+        registry=None,
+        mode="white-box",
+        name="tools:here",
+        level="strict",
+        profile="fast",
+        seed=3,
+        deadline=HANDLER_DEADLINE,
+        settings=run_settings("fast", None, False, 5),
+        runner=LoopThread(),
+    )
+
+
+def _sync(arguments: object) -> str:
+    return "ok"
+
+
+async def _async(arguments: object) -> str:
+    return "ok"
+
+
+def test_30_H1_the_tools_subject_searches_one_clause_over_every_tool() -> None:
+    from conformance.tools import ToolDraft
+
+    tools = subjects.by_name("tools")
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    drafts = [
+        ToolDraft(name="good", description="d", parameters=schema, handler=_async),
+        ToolDraft(name="sync", description="d", parameters=schema, handler=_sync),
+    ]
+    spec = _tools_spec(drafts)
+    assert tools.mode(drafts, None) == "white-box" and tools.claims(drafts, None) == 0
+    outcome = tools.search(spec, tools.trial(spec), "H1")
+    assert outcome.verdict is ClauseStatus.FAIL and outcome.message == "H1 fails for 'sync'"
+    assert outcome.counterexample is not None and outcome.counterexample.schema == schema
+    assert "async" in outcome.counterexample.actual + outcome.counterexample.expected
+    good = _tools_spec(drafts[:1])
+    assert tools.search(good, tools.trial(good), "H1").verdict is ClauseStatus.PASS
+    assert (
+        tools.reproduce(spec, "H1")
+        == "polyloop-conformance check-tools tools:here --seed 3 --only H1"
+    )
