@@ -16,10 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conformance.batch import BATCH_CLAUSES
 from conformance.catalog import CLAUSES, CONTRACT_VERSION, SECTIONS, Clause
-from conformance.engine import CERTIFIED_CLAUSES
-from conformance.tools.report import CLAUSE_IDS as TOOL_CLAUSES
+from conformance.subjects import SUBJECTS
 
 __all__ = [
     "ENTRY_POINTS",
@@ -34,47 +32,40 @@ __all__ = [
 REGENERATE = "python -m conformance.docs --write docs/contract.md"
 
 ENTRY_POINTS: dict[str, str] = {
-    "certify": "`certify(...)` and `polyloop-conformance certify`: certifies an executor",
-    "ExecutorContract": "the pytest base class for an executor's own test suite",
-    "BatchExecutorContract": "the pytest base class for a batch executor's own test suite",
-    "check_tool": "`check_tool`, `check_registry` and `polyloop-conformance check-tools`",
-    "ToolContract": "the pytest base class for a project's tools",
+    **{name: what for subject in SUBJECTS for name, what in subject.entry_points.items()},
     "metatests": "`polyloop-metatests check`: the API-evolution guard",
     "polyloop tests": "polyloop's own test suite (a property of the library, not of a target)",
 }
-"""Who checks clauses, as named in the catalog and in docs/contract.md."""
+"""Who checks clauses, as named in the catalog and in docs/contract.md: each registered
+subject's entry points (`conformance.subjects`), then the library's own."""
 
+_LIBRARY_HEADINGS: dict[str, str] = {
+    "spec": "3. Tool specs",
+    "registry": "4. The registry",
+    "session": "7. Run requests",
+    "api": "9. Public API evolution",
+}
+"""The headings of the sections no subject checks; each subject names its own."""
 
-_HEADINGS: dict[str, str] = dict(
-    zip(
-        SECTIONS,
-        (
-            "3. Tool specs",
-            "4. The registry",
-            "5. Validation",
-            "6. Dispatch",
-            "7. Run requests",
-            "8. Tool authors' checks",
-            "9. Public API evolution",
-            "10. Batch dispatch",
-        ),
-        strict=True,
-    )
-)
+_HEADINGS: dict[str, str] = {
+    section: heading
+    for section in SECTIONS
+    for heading in [
+        _LIBRARY_HEADINGS.get(section)
+        or next((s.headings[section] for s in SUBJECTS if section in s.headings), section)
+    ]
+}
 
 
 def checked_by(clause: Clause) -> tuple[str, ...]:
     """The entry points (keys of `ENTRY_POINTS`) that check this clause.
 
-    Read from the checks themselves, not kept as a second list: `certify` and
-    `ExecutorContract` run `certify.CERTIFIED_CLAUSES`, the tool checks `toolcheck.CLAUSES`.
+    Read from the checks themselves, not kept as a second list: the registered subject whose
+    clauses include it names its checkers (`Subject.checked_by`).
     """
-    if clause.id in CERTIFIED_CLAUSES:
-        return ("certify", "ExecutorContract")
-    if clause.id in BATCH_CLAUSES:
-        return ("certify", "BatchExecutorContract")
-    if clause.id in TOOL_CLAUSES:
-        return ("check_tool", "ToolContract")
+    for subject in SUBJECTS:
+        if clause.id in subject.clauses:
+            return subject.checked_by
     if clause.section == "api":
         return ("metatests",)
     return ("polyloop tests",)

@@ -7,8 +7,10 @@ the counterexample the report shows. The executor under test never runs on the k
 thread (see `conformance._core.deadline`), so one that hangs, raises or even lets
 KeyboardInterrupt escape is reported against the clause being checked.
 
-`certify` is four steps, each its own function: `_checked_arguments`, `_run_settings`, the
-per-clause loop (`_clause_result`) and `_reproduce_line`.
+`certify` is four steps, each its own function: `_checked_arguments`, `_subject` (which
+registered subject, `conformance.subjects`, claims the target), `_make_run` (each subject of its
+chain builds its trial) and the per-clause loop (`_clause_result`: the owning subject searches
+the clause and writes its reproduce line). The engine names no subject.
 """
 
 from __future__ import annotations
@@ -16,14 +18,11 @@ from __future__ import annotations
 import platform
 import random
 import time
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
-import hypothesis
-import hypothesis.errors
-
-from conformance import catalog
+from conformance import catalog, subjects
 from conformance._core import hypo
 from conformance._core.deadline import DeadlineRunner, LoopThread
 from conformance._core.limits import EXECUTE_DEADLINE
@@ -33,23 +32,13 @@ from conformance._core.outside import state_outside as _state_outside
 from conformance._core.report import ClauseResult, ClauseStatus, Report
 from conformance._core.runs import campaign_seed as _campaign_seed
 from conformance._core.runs import run_settings as _run_settings
+from conformance._core.subject import RunSpec, Subject, Watched, clause_ids
 from conformance._core.text import describe_exception
-from conformance.batch import BATCH_CLAUSES
-from conformance.batch.run import batch_outcome
-from conformance.batch.subject import OneCallBatch, is_batch_target, one_call_factory, subject_of
+from conformance._core.wording import DEFAULT_SUBJECT
 from conformance.catalog import LEVELS
-from conformance.executor.oracle import UnresolvedReference
-from conformance.executor.runner import Trial
-from conformance.executor.search import no_scenario
-from conformance.executor.search import search_clause as _search_clause  # patched by tests
 from polyloop import ToolRegistry, __version__
 
-if TYPE_CHECKING:
-    from conformance.executor.properties import Property, ScenarioSource
-
-# `conformance.executor.properties` (and with it the strategies and hypothesis-jsonschema) is
-# imported when certify runs, not when this module is: the pytest plugin imports the package at
-# pytest start-up, where loading Hypothesis's Unicode tables is not allowed.
+# The engine knows subjects only through the registry (`conformance.subjects`): it names none.
 
 __all__ = [
     "CERTIFIABLE",
@@ -94,18 +83,33 @@ def _set_up_problem(results: Iterable[ClauseResult]) -> str | None:
     return None
 
 
-CERTIFIED_CLAUSES: tuple[str, ...] = tuple(
-    clause.id for clause in catalog.CLAUSES if clause.section in ("validation", "dispatch")
+CERTIFIED_CLAUSES: tuple[str, ...] = subjects.DEFAULT.clauses
+"""The clauses `certify` checks for the default subject, an action executor (V1–V8, E1–E15,
+one property each in `conformance.executor.properties`); the others concern specs,
+registries, tool authors and the API, and have their own checks."""
+
+
+CERTIFIABLE: tuple[str, ...] = clause_ids(
+    subject for subject in subjects.SUBJECTS if subject.certified
 )
-"""The clauses `certify` checks (V1–V8, E1–E15, one property each in
-`conformance.executor.properties`); the others concern specs, registries, tool authors and the
-API, and have their own checks."""
+"""Every clause ID certify can check: each certified subject's own clauses (V/E for any
+executor, B1–B18 for a batch executor)."""
+
+ANY = "any"
+"""The `select_clauses` subject that stands for every certified subject (the command line
+selects before it knows the target's kind)."""
 
 
-CERTIFIABLE: tuple[str, ...] = CERTIFIED_CLAUSES + BATCH_CLAUSES
-"""Every clause ID certify can check: V/E for any executor, B1–B18 for a batch executor."""
-
-SUBJECTS = ("executor", "batch", "any")
+def _pool(subject: str) -> tuple[str, ...]:
+    """The clauses a target of `subject` is certified on (`ANY`: every certifiable clause)."""
+    certified = subjects.certified()
+    if subject == ANY:
+        return clause_ids(certified)
+    found = next((s for s in certified if s.name == subject), None)
+    if found is None:
+        choose = ", ".join([*(s.name for s in certified), ANY])
+        raise ValueError(f"unknown subject {subject!r}; choose {choose}")
+    return clause_ids(subjects.chain(found))
 
 
 def _clause_list(
@@ -116,11 +120,9 @@ def _clause_list(
     chosen = []
     for clause_id in ids:
         catalog.get(clause_id)  # ValueError listing the known clauses
-        if clause_id in BATCH_CLAUSES and clause_id not in allowed:
-            raise ValueError(
-                f"{what} names {clause_id}, a batch clause: the target is not a batch executor "
-                "(its executor has no execute_batch)"
-            )
+        owner = subjects.owner(clause_id)
+        if owner is not None and owner.certified and clause_id not in allowed:
+            raise ValueError(f"{what} names {clause_id}, {owner.wrong_target}")
         if clause_id not in allowed:
             raise ValueError(
                 f"{what} names {clause_id}, which certify does not check; it "
@@ -131,18 +133,17 @@ def _clause_list(
 
 
 def select_clauses(
-    level: str, only: Iterable[str] | None = None, subject: str = "executor"
+    level: str, only: Iterable[str] | None = None, subject: str = DEFAULT_SUBJECT
 ) -> tuple[str, ...]:
     """The clause IDs a run at `level` checks, in contract order, narrowed to `only`.
 
-    `subject` ``executor`` (the default) is V1–V8 and E1–E15; ``batch`` adds B1–B18 (a batch
-    executor: V/E through one-call batches); ``any`` selects as ``batch`` does but is what the
-    command line uses before it knows the target's kind."""
+    `subject` names a registered subject (`conformance.subjects`): ``executor`` (the default)
+    is V1–V8 and E1–E15; ``batch`` adds B1–B18 (a batch executor: V/E through one-call
+    batches); ``any`` selects every certifiable clause, what the command line uses before it
+    knows the target's kind."""
     if level not in LEVELS:
         raise ValueError(f"unknown level {level!r}; choose {', '.join(LEVELS)}")
-    if subject not in SUBJECTS:
-        raise ValueError(f"unknown subject {subject!r}; choose {', '.join(SUBJECTS)}")
-    pool = CERTIFIED_CLAUSES if subject == "executor" else CERTIFIABLE
+    pool = _pool(subject)
     in_level = [c for c in pool if level != "core" or catalog.get(c).level == "core"]
     if only is None:
         return tuple(in_level)
@@ -163,6 +164,15 @@ def _target_name(target: object) -> str:
 
 
 @dataclass(frozen=True, kw_only=True)
+class _View:
+    """One subject of a run's chain: the target as that subject checks it, and its trial."""
+
+    subject: Subject
+    spec: RunSpec
+    trial: Any
+
+
+@dataclass(frozen=True, kw_only=True)
 class _Run:
     """One certification's checked arguments and the machinery they set up."""
 
@@ -173,41 +183,66 @@ class _Run:
     seed: int
     deadline: float
     reasons: Mapping[str, str]
-    settings: hypothesis.settings
-    source: ScenarioSource
-    trial: Trial
-    subject: str = "executor"
-    batch_trial: Any = None
-    """The `conformance.batch.trial.BatchTrial` of a batch executor (B clauses)."""
+    subject: Subject
+    views: Mapping[str, _View]
+    """Each subject of the chain (`conformance.subjects.chain`) by name."""
+    watched: Watched
+    """The trial of the chain's innermost subject, which the engine watches between clauses."""
+
+    def view(self, clause_id: str) -> _View:
+        owner = subjects.owner(clause_id)
+        if owner is None or owner.name not in self.views:
+            raise ValueError(f"{clause_id} is not a clause of subject {self.subject.name}")
+        return self.views[owner.name]
 
 
-def _check_target(target: Any, registry: ToolRegistry | None) -> str:
-    """The mode (`white-box`/`black-box`) for this target; TypeError when it fits neither."""
-    if registry is None:
-        if not callable(target):
-            raise TypeError(
-                f"certify(target) needs a factory Callable[[ToolRegistry], "
-                f"ActionExecutor], got {type(target).__name__}; to certify an "
-                "executor instance (black-box), pass registry= too"
-            )
-        return "white-box"
-    if not isinstance(registry, ToolRegistry):
-        raise TypeError(f"registry must be a ToolRegistry, got {type(registry).__name__}")
-    if not callable(getattr(target, "execute", None)) and not is_batch_target(target, registry):
-        raise TypeError(
-            f"black-box certify needs an executor with an execute (or execute_batch) method, "
-            f"got {type(target).__name__}"
-        )
-    return "black-box"
+def _subject_for(target: Any, registry: ToolRegistry | None) -> Subject:
+    """The certified subject that claims `target` most specifically (`Subject.claims`); the
+    default subject when none does (its `mode` then says what the target should be)."""
+    claims = [(subject.claims(target, registry), subject) for subject in subjects.certified()]
+    best, found = max(claims, key=lambda pair: pair[0])
+    return found if best > 0 else subjects.DEFAULT
 
 
 def _subject(target: Any, registry: ToolRegistry | None) -> str:
-    """``batch`` or ``executor`` (`conformance.batch.subject.subject_of`); a batch factory
-    that cannot take ``max_concurrency=`` is a `SetUpError` naming the keyword."""
-    subject, problem = subject_of(target, registry)
+    """The name of the subject `target` is certified as; a target that subject cannot call
+    as its factory signature says (a batch factory without ``max_concurrency=``) is a
+    `SetUpError` in one line."""
+    subject = _subject_for(target, registry)
+    problem = subject.set_up_problem(target, registry)
     if problem is not None:
         raise SetUpError(problem)
-    return subject
+    return subject.name
+
+
+def is_instance(found: object) -> bool:
+    """An executor instance of any subject `certify` takes (`Subject.is_instance`)."""
+    return any(subject.is_instance(found) for subject in subjects.certified())
+
+
+def only_for(only: Sequence[str] | None, subject: str, given: bool) -> list[str] | None:
+    """The command line selects for the default subject (or, with ``--only``, for any)
+    before it knows the target's kind. For the subject the child found: None when the
+    selection was the default one and the subject is another (everything its level selects);
+    else the selection narrowed to the subject's clauses, unless the user named some it does
+    not check (then the selection reports that they do not apply)."""
+    found = subjects.by_name(subject)
+    if only is None or (not given and found is not subjects.DEFAULT):
+        return None
+    wanted = list(only)
+    pool = _pool(subject)
+    kept = [c for c in wanted if c in pool]
+    return wanted if given and len(kept) != len(wanted) else kept
+
+
+def through_clauses(subject: str, ids: Iterable[str]) -> tuple[str, ...]:
+    """Of `ids`, those a target of `subject` answered through another subject's view of it
+    (a batch executor's V/E clauses, through one-call batches); () for a subject checked
+    through none."""
+    found = subjects.by_name(subject)
+    if found.through is None:
+        return ()
+    return tuple(clause_id for clause_id in ids if clause_id not in found.clauses)
 
 
 def _checked_arguments(
@@ -230,77 +265,36 @@ def _checked_arguments(
     return seed, reasons
 
 
-def _reproduce_line(run: _Run, clause_id: str) -> str:
-    line = (
-        f"polyloop-conformance certify {run.name} --level {run.level} --profile "
-        f"{run.profile} --seed {run.seed} --only {clause_id}"
-    )
-    if run.deadline != EXECUTE_DEADLINE:
-        line += f" --deadline {run.deadline:g}"
-    if run.settings.max_examples != hypo.profile(run.profile).max_examples:
-        line += f" --examples {run.settings.max_examples}"
-    return line
+def _search_clause(view: _View, clause_id: str) -> ClauseOutcome:
+    """One clause's search by the subject that checks it (patched by tests)."""
+    return view.subject.search(view.spec, view.trial, clause_id)
 
 
-def _outcome(run: _Run, prop: Property) -> ClauseOutcome:
-    if run.mode == "black-box" and not prop.black_box:
-        message = "needs the kit's scripted handlers: certify a factory (white-box) to check it"
-        return ClauseOutcome(verdict=ClauseStatus.SKIPPED, examples=0, message=message)
-    inapplicable = prop.inapplicable(run.source)
-    if inapplicable is not None:
-        return ClauseOutcome(verdict=ClauseStatus.SKIPPED, examples=0, message=inapplicable)
-    stuck_since = run.trial.stuck_since
-    if run.mode == "black-box" and stuck_since is not None:
-        message = (
-            f"not run: the executor has been stuck since {stuck_since} (a call never gave its "
-            "event loop back, and a black-box executor cannot be rebuilt); certify again with "
-            f"--only {prop.clause} to check this clause on a fresh executor"
-        )
-        return ClauseOutcome(verdict=ClauseStatus.ERROR, examples=0, message=message)
-    silent_since = run.trial.silent_since
-    if silent_since is not None:
-        message = (
-            f"not judged: the executor stopped answering during {silent_since} (a fresh "
-            "executor did not answer one plain call); certify again with "
-            f"--only {prop.clause} to judge this clause on its own"
-        )
-        return ClauseOutcome(verdict=ClauseStatus.SKIPPED, examples=0, message=message)
-    if run.mode == "black-box":
-        missing = no_scenario(prop, run.source, run.seed)
-        if missing is not None:
-            return ClauseOutcome(verdict=ClauseStatus.SKIPPED, examples=0, message=missing)
-    run.trial.cancellations = run.trial.judged = 0
+def _outcome(view: _View, clause_id: str) -> ClauseOutcome:
     try:
-        return _search_clause(prop, run.source, run.trial, run.settings, run.seed, run.name)
-    except UnresolvedReference as exc:  # a schema the kit refuses to resolve: not a kit bug
-        return ClauseOutcome(verdict=ClauseStatus.ERROR, examples=0, message=str(exc))
+        return _search_clause(view, clause_id)
     except Exception as exc:  # a defect in the kit itself: report, don't crash
         message = f"the kit failed while checking this clause: {describe_exception(exc)}"
         return ClauseOutcome(verdict=ClauseStatus.ERROR, examples=0, message=message)
 
 
 def _clause_result(run: _Run, clause_id: str) -> ClauseResult:
-    from conformance.executor.properties import PROPERTIES
-
     clause = catalog.get(clause_id)
+    view = run.view(clause_id)
     started = time.perf_counter()
-    stuck_before = run.trial.stuck
-    outcome = (
-        batch_outcome(run.mode, run.batch_trial, run.settings, run.seed, run.name, clause_id)
-        if clause_id in BATCH_CLAUSES
-        else _outcome(run, PROPERTIES[clause_id])
-    )
+    stuck_before = run.watched.stuck
+    outcome = _outcome(view, clause_id)
     verdict, message = outcome.verdict, outcome.message
     if _went_silent(run, outcome):
-        run.trial.silent_since = clause_id
+        run.watched.silent_since = clause_id
         message = (message + "\n" if message else "") + (
             f"note: the executor stopped answering during {clause_id} (afterwards a fresh "
             "executor did not answer one plain call); later clauses not judged"
         )
-    if run.trial.stuck > stuck_before:
+    if run.watched.stuck > stuck_before:
         message = (message + "\n" if message else "") + _stuck_note(run, clause_id)
-        if run.trial.stuck_since is None:
-            run.trial.stuck_since = clause_id
+        if run.watched.stuck_since is None:
+            run.watched.stuck_since = clause_id
     reason = run.reasons.get(clause_id)
     if reason is not None and verdict in (ClauseStatus.FAIL, ClauseStatus.ERROR):
         verdict = ClauseStatus.XFAIL
@@ -319,7 +313,7 @@ def _clause_result(run: _Run, clause_id: str) -> ClauseResult:
         seconds=time.perf_counter() - started,
         message=message,
         counterexample=outcome.counterexample,
-        reproduce=_reproduce_line(run, clause_id),
+        reproduce=view.subject.reproduce(view.spec, clause_id),
         expected_failure=reason,
     )
 
@@ -331,7 +325,7 @@ def _went_silent(run: _Run, outcome: ClauseOutcome) -> bool:
         return False
     example = outcome.counterexample
     seen = f"{outcome.message or ''} {example.actual if example is not None else ''}"
-    return "did not finish within" in seen and not run.trial.answers()
+    return "did not finish within" in seen and not run.watched.answers()
 
 
 def _stuck_note(run: _Run, clause_id: str) -> str:
@@ -374,35 +368,31 @@ def _make_run(
     runner: DeadlineRunner,
     replay: bool = True,
     examples: int | None = None,
-    subject: str = "executor",
+    subject: str = DEFAULT_SUBJECT,
 ) -> _Run:
-    mode = _check_target(target, registry)
-    from conformance.executor.properties import ScenarioSource
-
-    batch_trial = None
-    if subject == "batch":
-        from conformance.batch.trial import BatchTrial
-
-        batch_trial = BatchTrial(
-            target if mode == "white-box" else None,
-            executor=target if mode == "black-box" else None,
+    """The run's views, outermost subject first: each builds its trial over the target as it
+    sees it, then hands the next subject its view of the target (`Subject.adapt`)."""
+    found = subjects.by_name(subject)
+    mode = found.mode(target, registry)
+    settings = _run_settings(profile, database, replay, examples)
+    views: dict[str, _View] = {}
+    seen = target
+    for each in reversed(subjects.chain(found)):
+        spec = RunSpec(
+            target=seen,
+            registry=registry,
+            mode=mode,
+            name=name,
+            level=level,
+            profile=profile,
+            seed=seed,
             deadline=deadline,
+            settings=settings,
             runner=runner,
         )
-        target = one_call_factory(target) if mode == "white-box" else OneCallBatch(target)
-
-    source = replace(
-        ScenarioSource.generated(seed, hypo.profile(profile).pool_size)
-        if registry is None
-        else ScenarioSource.from_registry(registry),
-        hardened=level == "hardened",
-    )
-    trial = Trial(
-        factory=target if mode == "white-box" else None,
-        executor=target if mode == "black-box" else None,
-        deadline=deadline,
-        runner=runner,
-    )
+        views[each.name] = _View(subject=each, spec=spec, trial=each.trial(spec))
+        seen = each.adapt(seen, mode)
+    innermost = views[subjects.chain(found)[0].name]
     return _Run(
         name=name,
         mode=mode,
@@ -411,11 +401,9 @@ def _make_run(
         seed=seed,
         deadline=deadline,
         reasons=reasons,
-        settings=_run_settings(profile, database, replay, examples),
-        source=source,
-        trial=trial,
-        subject=subject,
-        batch_trial=batch_trial,
+        subject=found,
+        views=views,
+        watched=innermost.subject.watch(innermost.trial),
     )
 
 
@@ -587,7 +575,5 @@ def _certify(
         results=tuple(results),
         mode=run.mode,
         subject=subject,
-        through_one_call_batches=tuple(r.id for r in results if r.id not in BATCH_CLAUSES)
-        if subject == "batch"
-        else (),
+        through_one_call_batches=through_clauses(subject, (r.id for r in results)),
     )

@@ -210,6 +210,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.__dict__.pop("location", None)  # a cached value from before
 
 
+def _contract_classes() -> frozenset[str]:
+    """The kit's pytest base classes, from each registered subject (`conformance.subjects`,
+    read only once the kit is loaded: a test the kit defined means it is)."""
+    registry = sys.modules.get("conformance.subjects")
+    if registry is None or not _is_the_kit(getattr(registry, "__file__", None)):
+        return frozenset()
+    return frozenset(name for subject in registry.SUBJECTS for name in subject.contract_classes)
+
+
 def _reportinfo(location: tuple[str, int, str]) -> tuple[str, int, str]:
     return location
 
@@ -221,8 +230,9 @@ def _user_location(item: pytest.Item) -> tuple[str, int, str] | None:
     code = getattr(function, "__code__", None)
     if cls is None or code is None or not _is_the_kit(code.co_filename):
         return None
+    classes = _contract_classes()
     if not any(
-        base.__name__ == "ExecutorContract" and base.__module__ == "conformance.contract"
+        base.__name__ in classes and base.__module__ == "conformance.contract"
         for base in cls.__mro__[1:]
     ):
         return None

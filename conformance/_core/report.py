@@ -16,6 +16,7 @@ from importlib import metadata, resources
 from typing import Any
 
 from conformance._core.text import clip, escape_name
+from conformance._core.wording import DEFAULT_SUBJECT, words
 
 __all__ = [
     "STATUSES",
@@ -188,11 +189,13 @@ class Report:
     """``white-box`` (a factory; the kit scripts the handlers) or ``black-box``."""
     libraries: tuple[tuple[str, str], ...] = field(default_factory=library_versions)
     """The versions of the libraries the result depends on (`LIBRARIES`)."""
-    subject: str = "executor"
-    """``executor`` (an ActionExecutor) or ``batch`` (a BatchExecutor, B1–B18)."""
+    subject: str = DEFAULT_SUBJECT
+    """The registered subject (`conformance.subjects`) the target was certified as:
+    ``executor`` (an ActionExecutor) or ``batch`` (a BatchExecutor, B1–B18)."""
     through_one_call_batches: tuple[str, ...] = ()
-    """For a batch executor: the V and E clauses checked through one-call batches, where B4
-    makes a batch of one equivalent to ``execute``."""
+    """The clauses checked through another subject's view of the target: for a batch
+    executor, the V and E clauses through one-call batches, where B4 makes a batch of one
+    equivalent to ``execute``."""
 
     def versions(self) -> dict[str, str]:
         """Everything a rerun must match to reproduce this result: kit, contract, Python and
@@ -261,7 +264,7 @@ class Report:
 
     def to_json(self) -> dict[str, Any]:
         data = self._json()
-        if self.subject != "executor":  # an action executor's report keeps its exact shape
+        if words(self.subject).own_fields:  # other reports keep their exact shape
             data["subject"] = self.subject
             data["through_one_call_batches"] = list(self.through_one_call_batches)
         return data
@@ -288,10 +291,11 @@ class Report:
         # `escape_name`: a name cannot forge report lines, drive the terminal or make printing
         # raise (issue 13). `to_json` keeps them exactly.
         e = escape_name
+        added = words(self.subject)
         lines = [
             "polyloop conformance report",
             f"target    {e(self.target)} ({self.mode}"
-            + (", a batch executor" if self.subject == "batch" else "")
+            + (f", {added.kind}" if added.kind else "")
             + ")",
             f"level     {self.level}   profile {self.profile}   seed {self.seed}",
             "versions  " + "   ".join(f"{name} {v}" for name, v in self.versions().items()),
@@ -301,9 +305,7 @@ class Report:
         if self.through_one_call_batches:
             ids = self.through_one_call_batches
             lines.insert(
-                4,
-                f"batch     {ids[0]}–{ids[-1]} checked through one-call batches (B4: a batch "
-                "of one is execute)",
+                4, f"{added.through_label:<10}{ids[0]}–{ids[-1]} {added.through_text}".rstrip()
             )
         for r in self.results:
             lines.append(f"{r.id:<7}{r.status:<9}{r.examples:>8}{r.seconds:>9.2f}  {r.title}")

@@ -14,20 +14,26 @@ handler calls. So the V and E clauses are certified on `OneCallBatch`, whose ``e
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any
 
+from conformance._core.outcome import ClauseOutcome
+from conformance._core.subject import RunSpec, Subject, Unwatched, Watched, certify_line
+from conformance._core.wording import ReportWords
+from conformance.batch import BATCH_CLAUSES
+from conformance.batch.rows import ROWS
 from polyloop import Action, ToolRegistry, ToolSpec
 
 __all__ = [
     "CAP_FOR_ONE_CALL",
+    "SUBJECT",
+    "BatchSubject",
     "OneCallBatch",
     "check_batch_factory",
     "executes",
     "is_batch_target",
     "one_call_factory",
-    "only_for_subject",
-    "subject_of",
 ]
 
 CAP_FOR_ONE_CALL = 4
@@ -112,26 +118,6 @@ def check_batch_factory(target: Any) -> str | None:
     return None
 
 
-def subject_of(target: Any, registry: ToolRegistry | None) -> tuple[str, str | None]:
-    """``("batch" | "executor", why it cannot be certified or None)``."""
-    if not is_batch_target(target, registry):
-        return "executor", None
-    return "batch", check_batch_factory(target) if registry is None else None
-
-
-def only_for_subject(only: Iterable[str] | None, subject: str, given: bool) -> list[str] | None:
-    """The command line selects for any subject before it knows the target's kind: for an
-    action executor the B clauses drop out (unless the user named them: then the selection
-    reports that they do not apply)."""
-    if only is None or (subject == "batch" and not given):
-        return None  # everything the subject's level selects
-    if subject == "batch":
-        return list(only)
-    wanted = list(only)
-    kept = [c for c in wanted if not c.startswith("B")]
-    return wanted if given and len(kept) != len(wanted) else kept
-
-
 class OneCallBatch:
     """An action executor over a batch executor: each call is a batch of one (B4)."""
 
@@ -173,3 +159,88 @@ def one_call_factory(factory: Callable[..., Any]) -> Callable[[ToolRegistry], An
     make.__qualname__ = getattr(factory, "__qualname__", "factory")
     make.__module__ = getattr(factory, "__module__", __name__)
     return make
+
+
+class BatchSubject:
+    """B1-B18 for a batch executor, and V/E through one-call batches (B4)."""
+
+    name: str = "batch"
+    rows = ROWS
+    clauses = BATCH_CLAUSES
+    headings: Mapping[str, str] = MappingProxyType({"batch": "10. Batch dispatch"})
+    entry_points: Mapping[str, str] = MappingProxyType(
+        {
+            "certify": "`certify(...)` and `polyloop-conformance certify`: certifies an executor",
+            "BatchExecutorContract": "the pytest base class for a batch executor's own test suite",
+        }
+    )
+    checked_by: tuple[str, ...] = ("certify", "BatchExecutorContract")
+    contract_classes: tuple[str, ...] = ("BatchExecutorContract",)
+    certified: bool = True
+    through: str | None = "executor"
+    wrong_target: str = (
+        "a batch clause: the target is not a batch executor (its executor has no execute_batch)"
+    )
+    preload: tuple[str, ...] = ()
+    words: ReportWords = ReportWords(
+        kind="a batch executor",
+        own_fields=True,
+        through_label="batch",
+        through_text="checked through one-call batches (B4: a batch of one is execute)",
+        through_suffix="through one-call batches",
+        through_detail=(
+            "checked through a batch of one: B4 makes execute_batch([a])[0] equivalent to "
+            "execute(a)"
+        ),
+    )
+
+    def claims(self, target: Any, registry: ToolRegistry | None) -> int:
+        """More specific than an action executor: what the factory builds has execute_batch."""
+        return 2 if is_batch_target(target, registry) else 0
+
+    def is_instance(self, found: object) -> bool:
+        return callable(getattr(found, "execute_batch", None))
+
+    def mode(self, target: Any, registry: ToolRegistry | None) -> str:
+        if registry is None:
+            return "white-box"
+        if not isinstance(registry, ToolRegistry):
+            raise TypeError(f"registry must be a ToolRegistry, got {type(registry).__name__}")
+        return "black-box"
+
+    def set_up_problem(self, target: Any, registry: ToolRegistry | None) -> str | None:
+        return check_batch_factory(target) if registry is None else None
+
+    def adapt(self, target: Any, mode: str) -> Any:
+        """The action executor (factory) the V/E clauses certify: each call a batch of one."""
+        return one_call_factory(target) if mode == "white-box" else OneCallBatch(target)
+
+    def trial(self, spec: RunSpec) -> Any:
+        from conformance.batch.trial import BatchTrial
+
+        white = spec.mode == "white-box"
+        return BatchTrial(
+            spec.target if white else None,
+            executor=None if white else spec.target,
+            deadline=spec.deadline,
+            runner=spec.runner,
+        )
+
+    def watch(self, trial: Any) -> Watched:
+        """Nothing to watch between clauses: a schedule that never gives its loop back is
+        reported by the clause it ran in (`conformance.batch.trial.Stuck`), and a batch
+        executor is always checked through the executor subject, whose trial the engine
+        watches."""
+        return Unwatched()
+
+    def search(self, spec: RunSpec, trial: Any, clause_id: str) -> ClauseOutcome:
+        from conformance.batch.run import batch_outcome
+
+        return batch_outcome(spec.mode, trial, spec.settings, spec.seed, spec.name, clause_id)
+
+    def reproduce(self, spec: RunSpec, clause_id: str) -> str:
+        return certify_line(spec, clause_id)
+
+
+SUBJECT: Subject = BatchSubject()
+"""This subject, as the registry (`conformance.subjects`) loads it."""

@@ -35,7 +35,6 @@ from conformance._core.report import Report
 from conformance._core.runs import campaign_seed as _campaign_seed
 from conformance._core.target import UsageError, resolve
 from conformance._core.text import describe_exception, escape_name
-from conformance.batch.subject import executes as _executes
 from conformance.catalog import CONTRACT_VERSION, LEVELS
 from conformance.cli.ci_output import certify_cases, tool_cases
 from conformance.cli.shared import (
@@ -66,7 +65,9 @@ from conformance.cli.shared import (
     _write_reports,
     drop_stderr,
 )
-from conformance.engine import CERTIFIABLE, _checked_arguments, select_clauses
+from conformance.engine import ANY, CERTIFIABLE, _checked_arguments, select_clauses
+from conformance.engine import is_instance as _executes
+from conformance.engine import through_clauses as _through
 from polyloop import RegistryExecutor, ToolRegistry, ToolSpec, __version__
 
 if TYPE_CHECKING:
@@ -179,6 +180,7 @@ def _certify_report(
 ) -> Report:
     """The parent's report of a supervised run, its results in the order of the selection."""
     order = {clause: index for index, clause in enumerate(run.selected or selected)}
+    results = tuple(sorted(run.results, key=lambda r: order[r.id]))
     return Report(
         kit_version=__version__,
         contract_version=CONTRACT_VERSION,
@@ -187,14 +189,10 @@ def _certify_report(
         profile=args.profile,
         seed=seed,
         python=platform.python_version(),
-        results=tuple(sorted(run.results, key=lambda r: order[r.id])),
+        results=results,
         mode=run.mode,
         subject=run.subject,
-        through_one_call_batches=tuple(
-            r.id for r in sorted(run.results, key=lambda r: order[r.id]) if r.id[0] in "VE"
-        )
-        if run.subject == "batch"
-        else (),
+        through_one_call_batches=_through(run.subject, (r.id for r in results)),
     )
 
 
@@ -208,8 +206,8 @@ def _run_certify(args: argparse.Namespace) -> int:
     reasons = load_expected_failures(args.expected_failures) if args.expected_failures else None
     only = _clause_ids(args.only, "certify", CERTIFIABLE)
     try:
-        # The child adds B1-B18 if it finds a batch executor (this process never imports it)
-        selected = select_clauses(args.level, only, "executor" if only is None else "any")
+        # The child narrows this to the subject it finds (this process never imports it)
+        selected = select_clauses(args.level, only, *(() if only is None else (ANY,)))
         seed, checked = _checked_arguments(
             args.profile, args.deadline, _campaign_seed(args.seed, args.database), reasons
         )

@@ -14,6 +14,7 @@ import argparse
 import contextlib
 import hashlib
 import hmac
+import importlib
 import inspect
 import json
 import os
@@ -138,9 +139,12 @@ def _where(target: object) -> list[Any] | None:
 def _certify(request: dict[str, Any], channel: Channel) -> None:
     # The kit's own modules load before the target does: what a target patches at import
     # (json.dumps, say) cannot reach the module-level values the checks are built from.
-    import conformance.executor.properties  # noqa: F401
     from conformance import cli, engine
-    from conformance.batch.subject import only_for_subject
+    from conformance.subjects import certified
+
+    for each in certified():
+        for module in each.preload:
+            importlib.import_module(module)
 
     args = argparse.Namespace(target=request["target"], registry=request["registry"])
     try:
@@ -154,9 +158,9 @@ def _certify(request: dict[str, Any], channel: Channel) -> None:
         mode="black-box" if registry is not None else "white-box",
         where=_where(target),
     )
-    try:  # a batch executor? (builds one executor: after `ready`, so a death is a clause's)
+    try:  # which subject? (may build one executor: after `ready`, so a death is a clause's)
         subject = engine._subject(target, registry)
-        only = only_for_subject(request["only"], subject, request.get("only_given", True))
+        only = engine.only_for(request["only"], subject, request.get("only_given", True))
         clauses = engine.select_clauses(request["level"], only, subject)
     except (ValueError, TypeError) as exc:
         channel.send("usage", message=str(exc))

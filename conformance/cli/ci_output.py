@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from conformance._core.report import ClauseResult, Report, _jsonable
+from conformance._core.wording import words
 
 if TYPE_CHECKING:
     from conformance.tools.report import ToolCheckReport
@@ -91,15 +92,13 @@ def certify_cases(
     factory) for annotations."""
     cases = []
     through = set(report.through_one_call_batches)
+    added = words(report.subject)
     for r in report.results:
         verdict = _first_line(r.message) or r.status
-        via = " (through one-call batches)" if r.id in through else ""
+        via = f" ({added.through_suffix})" if r.id in through and added.through_suffix else ""
         detail = _clause_detail(r)
-        if via and r.status in ("fail", "error", "xfail"):
-            detail = (
-                "checked through a batch of one: B4 makes execute_batch([a])[0] equivalent to "
-                "execute(a)\n" + detail
-            )
+        if via and r.status in ("fail", "error", "xfail") and added.through_detail:
+            detail = added.through_detail + "\n" + detail
         cases.append(
             Case(
                 suite=f"polyloop-conformance certify {report.target}",

@@ -18,6 +18,7 @@ from typing import Any
 from conformance import catalog
 from conformance._core.limits import EXECUTE_DEADLINE, GRACE
 from conformance._core.report import ClauseResult, Counterexample
+from conformance._core.wording import DEFAULT_SUBJECT
 from conformance.cli.watchdog import OUTPUT_LIMIT, Child, Ended, Output, Watch
 from conformance.tools.report import CLAUSE_IDS, Finding, HandlerStats, ToolReport
 
@@ -59,8 +60,8 @@ class Supervised:
     """Why the run could not finish (exit 2): set-up died, or ``--timeout``."""
     where: tuple[str, int] | None = None
     """The target's file and line, as the child found them (for CI annotations)."""
-    subject: str = "executor"
-    """``executor`` or ``batch``, as the child found the target to be."""
+    subject: str = DEFAULT_SUBJECT
+    """The subject (`conformance.subjects`) the child found the target to be."""
     selected: tuple[str, ...] = ()
     """The clauses the run checks (the child narrows the parent's choice to the subject)."""
 
@@ -220,8 +221,8 @@ class _ClauseStream:
             self.announced = True
 
     def on_selection(self, data: Mapping[str, Any]) -> None:
-        """The child found the target's subject: a batch executor adds B1–B18 (the parent,
-        which never imports the target, selected for an action executor); a named clause
+        """The child found the target's subject, which may add its own clauses (the parent,
+        which never imports the target, selected for the default subject); a named clause
         that does not apply was a usage error already."""
         from conformance.engine import CERTIFIABLE
 

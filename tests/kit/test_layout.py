@@ -1,16 +1,18 @@
-"""The kit's layout (issue 20): three subjects over one core, the entry points and the command line
-above them, and no import circle.
+"""The kit's layout (issues 20, 30): subjects over one core, the entry points and the command line
+above them, no import circle, and no subject named outside its own package.
 
 Layers, lowest first (an import may only go to the same layer or a lower one):
 
 1. ``conformance._core``: what every subject shares (catalog records, report, generation of
    valid arguments, JSON Schema ground truth, deadlines, text);
 2. the subjects, each its own package with the same inner shape (catalog rows -> properties ->
-   checks and traps -> harness): ``conformance.executor`` (V, E), ``conformance.batch`` (B) and
-   ``conformance.tools`` (H). A subject imports no other subject;
-3. the kit's entry points over the subjects: the package itself, ``catalog`` (every row in
-   contract order), ``engine`` (`certify`), ``contract`` (the pytest base classes), ``docs``,
-   ``profiles``;
+   checks and traps -> harness) and a ``subject`` module implementing the `Subject` protocol
+   (`conformance._core.subject`): those `conformance.subjects` registers, today
+   ``conformance.executor`` (V, E), ``conformance.batch`` (B) and ``conformance.tools`` (H). A
+   subject imports no other subject;
+3. the kit's entry points over the subjects: the package itself, ``subjects`` (the registry),
+   ``catalog`` (every row in contract order), ``engine`` (`certify`), ``contract`` (the pytest
+   base classes), ``docs``, ``profiles``;
 4. the command line (``conformance.cli``) and the public façades ``conformance.toolcheck`` and
    ``conformance.strategies``.
 
@@ -21,13 +23,20 @@ from __future__ import annotations
 
 import ast
 import importlib
-from collections.abc import Mapping
+import sys
+import types
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from conformance import subjects as registry
+from conformance._core.subject import PARTS, Subject, missing_parts
+from conformance._core.wording import DEFAULT_SUBJECT
+
 KIT = Path(__file__).resolve().parents[2] / "conformance"
-SUBJECTS = ("executor", "batch", "tools")
+SUBJECTS = registry.REGISTERED
 
 
 def _modules(root: Path) -> dict[str, Path]:
@@ -182,24 +191,22 @@ def test_each_subject_has_the_same_inner_shape(subject: str) -> None:
         or (package / "clauses.py").is_file()
     )
     rows = importlib.import_module(f"conformance.{subject}.rows").ROWS
-    sections = {"executor": {"validation", "dispatch"}, "batch": {"batch"}, "tools": {"tools"}}
-    assert {row.section for row in rows} == sections[subject]
+    assert {row.section for row in rows} == set(registry.by_name(subject).headings)
 
 
 def test_the_catalog_is_the_subjects_rows_in_contract_order() -> None:
     from conformance import catalog
     from conformance._core.catalog import LIBRARY_ROWS
-    from conformance.batch.rows import ROWS as batch
-    from conformance.executor.rows import ROWS as executor
-    from conformance.tools.rows import ROWS as tools
 
+    rows = {name: importlib.import_module(f"conformance.{name}.rows").ROWS for name in SUBJECTS}
+    assert all(registry.by_name(name).rows == rows[name] for name in SUBJECTS)
     assert sorted(catalog.CLAUSES, key=lambda c: c.id) == sorted(
-        LIBRARY_ROWS + executor + batch + tools, key=lambda c: c.id
+        LIBRARY_ROWS + tuple(row for name in SUBJECTS for row in rows[name]), key=lambda c: c.id
     )
     order = [catalog.SECTIONS.index(clause.section) for clause in catalog.CLAUSES]
     assert order == sorted(order)
     assert [c.id for c in catalog.CLAUSES[:2]] == ["S1", "S2"]
-    assert catalog.CLAUSES[-1].id == "B18"
+    assert catalog.CLAUSES[-1].section == catalog.SECTIONS[-1]  # today B18, section 10
 
 
 def test_documented_import_paths_keep_working() -> None:
@@ -245,3 +252,137 @@ def test_the_public_strategies_keep_their_documented_import_path() -> None:
     assert facade.__all__ == subject.__all__ and "tool_schemas" in facade.__all__
     for name in facade.__all__:
         assert getattr(facade, name) is getattr(subject, name), name
+
+
+# --- issue 30, item 1: one Subject protocol, subjects known only through the registry -----------
+
+GENERIC = (
+    KIT / "engine.py",
+    KIT / "_core" / "report.py",
+    KIT / "docs.py",
+    KIT / "catalog.py",
+    *sorted((KIT / "cli").glob("*.py")),
+    KIT.parent / "polyloop" / "_pytest_plugin.py",
+)
+"""The engine, the report, the docs generator, the catalog, the command line and the pytest
+plugin: they loop over `conformance.subjects` and name no subject."""
+
+
+def _keys(tree: ast.AST) -> set[int]:
+    """ids of the constants used as a mapping key (``data["tools"]``, ``{"tools": ...}``): a
+    JSON field that happens to share a subject's name, not the subject."""
+    keys: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript):
+            keys.add(id(node.slice))
+        elif isinstance(node, ast.Dict):
+            keys.update(id(key) for key in node.keys if key is not None)
+    return keys
+
+
+def subjects_named(
+    source: str, names: Iterable[str], certified: Iterable[str], where: str = "<source>"
+) -> list[str]:
+    """Where `source` names a subject: a string equal to a subject's name (``subject ==
+    "batch"``, a default ``"executor"``), or an import of a subject's package. A subject that
+    ``certify`` does not take (tools) has its own command, which the command line may import;
+    no subject ``certify`` takes may be imported."""
+    names, certified = set(names), set(certified)
+    tree = ast.parse(source)
+    keys = _keys(tree)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and node.value in names and id(node) not in keys:
+            found.append(f"{where}:{node.lineno} names subject {node.value!r}")
+        modules: list[str] = []
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            modules = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        for module in modules:
+            parts = module.split(".")
+            if len(parts) > 1 and parts[0] == "conformance" and parts[1] in certified:
+                found.append(
+                    f"{where}:{getattr(node, 'lineno', 0)} imports subject {parts[1]} ({module})"
+                )
+                break
+    return found
+
+
+def test_30_no_subject_is_named_in_the_engine_cli_report_docs_or_plugin() -> None:
+    names = [subject.name for subject in registry.SUBJECTS]
+    certified = [subject.name for subject in registry.certified()]
+    found = [
+        line
+        for path in GENERIC
+        for line in subjects_named(
+            path.read_text(encoding="utf-8"), names, certified, str(path.relative_to(KIT.parent))
+        )
+    ]
+    assert found == []
+
+
+def test_30_the_name_check_sees_a_comparison_a_default_and_an_import() -> None:
+    """The check above can fail: the shapes the engine, CLI and report had before issue 30."""
+    source = """
+from conformance.batch.subject import is_batch_target
+def f(subject: str = "executor", data: dict = {}):
+    if subject == "batch":
+        return data["tools"], {"tools": 1}
+    import conformance.tools.report
+"""
+    assert subjects_named(source, ["executor", "batch", "tools"], ["executor", "batch"]) == [
+        "<source>:2 imports subject batch (conformance.batch.subject)",
+        "<source>:3 names subject 'executor'",
+        "<source>:4 names subject 'batch'",
+    ]
+    # a subject certify takes may not be imported either
+    assert subjects_named(source, ["tools"], ["tools"]) == [
+        "<source>:6 imports subject tools (conformance.tools.report)"
+    ]
+
+
+@pytest.mark.parametrize("name", SUBJECTS)
+def test_30_every_registered_subject_has_every_part_of_the_protocol(name: str) -> None:
+    subject = registry.by_name(name)
+    assert missing_parts(subject) == []
+    assert isinstance(subject, Subject)
+    assert (KIT / name / "subject.py").is_file()
+    assert subject.clauses and set(subject.clauses) <= {row.id for row in subject.rows}
+    assert {row.section for row in subject.rows} == set(subject.headings)
+    assert set(subject.checked_by) <= set(subject.entry_points) | {
+        n for s in registry.SUBJECTS for n in s.entry_points
+    }
+    assert registry.chain(subject)[-1] is subject
+    if subject.through is not None:
+        assert registry.by_name(subject.through).certified
+
+
+def test_30_the_protocol_check_sees_a_missing_part() -> None:
+    """`missing_parts` and the registry's loader fail for a subject lacking any part."""
+    whole = registry.DEFAULT
+    for part in PARTS:
+        fake = types.SimpleNamespace(**{p: getattr(whole, p) for p in PARTS if p != part})
+        assert missing_parts(fake) == [part], part
+    not_callable = types.SimpleNamespace(**{p: getattr(whole, p) for p in PARTS})
+    not_callable.search = "search"
+    assert missing_parts(not_callable) == ["search"]
+
+
+def test_30_the_registry_refuses_a_subject_lacking_a_part(monkeypatch: pytest.MonkeyPatch) -> None:
+    whole = registry.DEFAULT
+    fake: Any = types.SimpleNamespace(**{p: getattr(whole, p) for p in PARTS if p != "reproduce"})
+    fake.name = "fake"
+    module = types.ModuleType("conformance.fake.subject")
+    module.SUBJECT = fake  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "conformance.fake", types.ModuleType("conformance.fake"))
+    monkeypatch.setitem(sys.modules, "conformance.fake.subject", module)
+    with pytest.raises(TypeError, match=r"conformance\.fake\.subject\.SUBJECT lacks reproduce"):
+        registry._load("fake")
+    fake.reproduce = whole.reproduce
+    assert registry._load("fake") is fake
+
+
+def test_30_the_default_subject_is_the_first_registered() -> None:
+    assert registry.DEFAULT.name == DEFAULT_SUBJECT == SUBJECTS[0]
+    assert registry.DEFAULT.through is None and registry.DEFAULT.certified
