@@ -57,7 +57,9 @@ from conformance.executor.strategies.schemas import (
     schema_pool,
     tool_definition_sets,
     tool_definitions,
+    tool_name_pool,
     tool_schemas,
+    tool_set_pool,
     tool_specs,
 )
 
@@ -89,8 +91,10 @@ __all__ = [
     "schema_pool",
     "tool_definition_sets",
     "tool_definitions",
+    "tool_name_pool",
     "tool_names",
     "tool_schemas",
+    "tool_set_pool",
     "tool_specs",
     "valid_arguments",
     "valid_calls",
