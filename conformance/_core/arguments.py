@@ -225,18 +225,25 @@ def _object_values(node: Mapping[str, Any], depth: int) -> st.SearchStrategy[Any
     return st.tuples(base, extras).map(lambda pair: {**pair[1], **pair[0]})
 
 
-def valid_arguments(schema: Mapping[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
+def valid_arguments(
+    schema: Mapping[str, Any], *, upstream: bool = True
+) -> st.SearchStrategy[dict[str, Any]]:
     """Argument mappings that full JSON Schema accepts for this ``parameters`` schema (V1).
 
     Drawn from hypothesis-jsonschema and from the kit's own generator, each filtered through
     ``jsonschema`` under the schema's dialect; sometimes every integer is turned into the equal
     float (``3`` -> ``3.0``) when the schema still accepts that. A schema that cannot be
-    satisfied, or whose references cannot be resolved, yields nothing."""
-    return _valid_arguments(json.dumps(plain_copy(schema), sort_keys=True))
+    satisfied, or whose references cannot be resolved, yields nothing.
+
+    ``upstream=False`` leaves hypothesis-jsonschema out: it builds strategies while drawing,
+    which makes a draw several times dearer, and it earns that only where the variety of valid
+    arguments is what the check is about (V1, and the variants E14 and V7 derive from them), not
+    where a valid call only has to reach its handler."""
+    return _valid_arguments(json.dumps(plain_copy(schema), sort_keys=True), upstream)
 
 
 @lru_cache(maxsize=1024)
-def _valid_arguments(schema_json: str) -> st.SearchStrategy[dict[str, Any]]:
+def _valid_arguments(schema_json: str, upstream: bool = True) -> st.SearchStrategy[dict[str, Any]]:
     # Cached per schema text: certification draws schemas from a pool, and a strategy object
     # that already exists skips Hypothesis's per-object validation and labelling.
     plain = json.loads(schema_json)
@@ -248,17 +255,17 @@ def _valid_arguments(schema_json: str) -> st.SearchStrategy[dict[str, Any]]:
     sources: list[st.SearchStrategy[Any]] = []
     if generation is not None:
         own = _own_values(generation)
-        upstream = schema_strategy(json.dumps(generation, sort_keys=True))
+        hjs = schema_strategy(json.dumps(generation, sort_keys=True)) if upstream else None
         # hypothesis-jsonschema builds strategies while drawing objects, which makes it
         # several times slower than the kit's generator: it gets one draw in three.
-        sources += [own, own] if upstream is None else [own, upstream, own]
+        sources += [own] if hjs is None else [own, hjs, own]
     else:
         sources.append(_own_values({k: v for k, v in plain.items() if k != "$ref"}))
 
     def is_valid(value: Any) -> bool:
         return isinstance(value, dict) and bool(validator.is_valid(value))
 
-    accepted = st.one_of(sources).filter(is_valid)
+    accepted = (sources[0] if len(sources) == 1 else st.one_of(sources)).filter(is_valid)
 
     def mutated(drawn: tuple[dict[str, Any], bool, int]) -> dict[str, Any]:
         value, mutate, edge = drawn
@@ -302,11 +309,13 @@ def _tools(tools: ToolRegistry | Sequence[Any]) -> list[tuple[str, dict[str, Any
 
 
 @st.composite
-def valid_calls(draw: st.DrawFn, tools: ToolRegistry | Sequence[Any]) -> ToolCall:
+def valid_calls(
+    draw: st.DrawFn, tools: ToolRegistry | Sequence[Any], *, upstream: bool = True
+) -> ToolCall:
     """A ToolCall to one of `tools` (a registry, ToolSpecs or ToolDefs) whose arguments full
-    JSON Schema accepts."""
+    JSON Schema accepts (`upstream`: as for `valid_arguments`)."""
     listed = _tools(tools)
     if not listed:
         reject()
     name, schema = draw(st.sampled_from(listed))
-    return ToolCall(name=name, arguments=draw(valid_arguments(schema)))
+    return ToolCall(name=name, arguments=draw(valid_arguments(schema, upstream=upstream)))

@@ -97,7 +97,7 @@ _NONE = nothing_judged  # a pass in which no handler's result was judged proves 
 PROPERTIES: Mapping[str, Property] = {
     row.clause: row
     for row in (
-        _row("V1", single([VALID], ["text", "yield"]), True),
+        _row("V1", single([VALID], ["text", "yield"], upstream=True), True),
         _aimed("V2"),
         _aimed("V3"),
         _aimed("V4"),
