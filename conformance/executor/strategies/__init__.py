@@ -25,7 +25,7 @@ These are public: a project can use them to test its own executor or tools beyon
 
 from __future__ import annotations
 
-from conformance._core.arguments import valid_arguments, valid_calls
+from conformance._core.arguments import pooled_arguments, valid_arguments, valid_calls
 from conformance._core.values import (
     BEHAVIOUR_KINDS,
     DIALECTS,
@@ -86,6 +86,7 @@ __all__ = [
     "invalid_calls",
     "json_values",
     "observation_texts",
+    "pooled_arguments",
     "property_names",
     "registries",
     "schema_pool",

@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import assume, reject
 from hypothesis import strategies as st
 
-from conformance._core.arguments import _tools, valid_arguments
+from conformance._core.arguments import _tools, arguments_for
 from conformance._core.values import (
     INVALID_AIMS,
     SENTINEL_MARK,
@@ -94,9 +94,10 @@ def invalid_calls(
     aims: Iterable[str] = INVALID_AIMS,
     *,
     upstream: bool = True,
+    pool_seed: int | None = None,
 ) -> ToolCall:
     """A ToolCall that validation must reject, aimed at one of `aims` (V2–V6) and otherwise
-    as valid as possible (`upstream`: as for `valid_arguments`, which draws the valid part).
+    as valid as possible (`upstream` and `pool_seed`: as for `valid_calls`, for the valid part).
     Every string value in its arguments contains `SENTINEL_MARK`."""
     listed = _tools(tools)
     names = {name for name, _ in listed}
@@ -118,7 +119,10 @@ def invalid_calls(
         return ToolCall(name=name, arguments=draw(_sentinels(arguments)))
     name, schema = draw(st.sampled_from([(n, s) for n, s in listed if aim_possible(aim, s)]))
     if aim == "V3":
-        base = draw(valid_arguments(schema, upstream=upstream) | st.just({"query": "text"}))
+        base = draw(
+            arguments_for(schema, upstream=upstream, pool_seed=pool_seed)
+            | st.just({"query": "text"})
+        )
         wrong = draw(st.sampled_from(["none", "json text", "pairs", "list", "scalar"]))
         if wrong == "none":
             return ToolCall(name=name, arguments=None)
@@ -136,12 +140,12 @@ def invalid_calls(
         return ToolCall(name=name, arguments=draw(_sentinels(scalar)))
     if aim == "V4":
         required = effective_required(schema)
-        base = draw(valid_arguments(schema, upstream=upstream) | st.just({}))
+        base = draw(arguments_for(schema, upstream=upstream, pool_seed=pool_seed) | st.just({}))
         drop = draw(st.lists(st.sampled_from(required), min_size=1, unique=True))
         arguments = {key: value for key, value in base.items() if key not in drop}
     elif aim == "V5":
         allowed = closed_properties(schema) or frozenset()
-        base = draw(valid_arguments(schema, upstream=upstream))
+        base = draw(arguments_for(schema, upstream=upstream, pool_seed=pool_seed))
         candidates = [miss for key in sorted(allowed) for miss in _near_misses(key)]
         extra_key = st.one_of(
             property_names(),
@@ -160,7 +164,7 @@ def invalid_calls(
     else:  # V6
         typed = typed_properties(schema)
         key = draw(st.sampled_from(sorted(typed)))
-        base = draw(valid_arguments(schema, upstream=upstream))
+        base = draw(arguments_for(schema, upstream=upstream, pool_seed=pool_seed))
         wrong_values = [
             v for v in _WRONG_VALUES if json_types_of(v) and not json_types_of(v) & typed[key]
         ]
@@ -202,18 +206,25 @@ def _variants(value: Any, depth: int = 0) -> list[Any]:
 
 
 @st.composite
-def beyond_subset_calls(draw: st.DrawFn, tools: ToolRegistry | Sequence[Any]) -> ToolCall:
+def beyond_subset_calls(
+    draw: st.DrawFn,
+    tools: ToolRegistry | Sequence[Any],
+    *,
+    upstream: bool = True,
+    pool_seed: int | None = None,
+) -> ToolCall:
     """A ToolCall that full JSON Schema rejects but the contract's subset accepts (E14): an
     enum or range violation, a broken nested object, an extra key an
     ``additionalProperties`` schema or ``patternProperties`` forbids, ``3.0`` for a draft-04
     integer, ... One such variant of one valid call: the first that qualifies from a drawn
     place in the list of variants on (each variant costs two validations, so they are not all
-    judged first); none means the example is rejected."""
+    judged first); none means the example is rejected. `upstream` and `pool_seed`: as for
+    `valid_calls`, for the valid call the variants start from."""
     listed = _tools(tools)
     if not listed:
         reject()
     name, schema = draw(st.sampled_from(listed))
-    arguments = draw(valid_arguments(schema))
+    arguments = draw(arguments_for(schema, upstream=upstream, pool_seed=pool_seed))
     schemas = {n: s for n, s in listed}
     validator = full_validator(schema)
     extra_keys = [
