@@ -9,6 +9,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -216,7 +217,7 @@ def test_M3_assert_api_stable_fails_at_the_callers_line_not_inside_the_guard(
 
 
 def test_M1_cli_junit_into_a_missing_folder_is_written(
-    packages, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    packages: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A CI job writes into a fresh ``reports/``: the folder is made, as the kit's --junit does."""
     name, path = packages.recorded({"models.py": GOOD})
@@ -233,7 +234,7 @@ def test_M1_cli_junit_into_a_missing_folder_is_written(
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 def test_M3_cli_a_report_that_cannot_be_printed_is_exit_2_naming_stdout(
-    packages, tmp_path: Path
+    packages: Any, tmp_path: Path
 ) -> None:
     """Not "cannot write baseline" (the old message for any OSError), and no traceback."""
     name, path = packages.recorded({"models.py": GOOD})
