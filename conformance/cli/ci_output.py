@@ -188,7 +188,12 @@ def json_tool_entries(text: str) -> list[tuple[object, int]] | None:
             return None
     except (ValueError, IndexError, RecursionError):
         return None
-    return [(value, text.count("\n", 0, at) + 1) for value, at in located]
+    entries, line, counted = [], 1, 0
+    for value, at in located:  # offsets ascend: count each stretch of text once
+        line += text.count("\n", counted, at)
+        counted = at
+        entries.append((value, line))
+    return entries
 
 
 def _tool_lines(report: ToolCheckReport, file: str | None) -> list[int | None]:
