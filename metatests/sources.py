@@ -43,6 +43,16 @@ class SourceLines:
 
     def __init__(self) -> None:
         self._files: dict[str, dict[str, int] | None] = {}
+        self._modules: dict[str, str | None] = {}
+
+    def source_file(self, cls: type) -> str | None:
+        """`inspect.getsourcefile`, once per module (it looks at the file system each time)."""
+        module = cls.__module__
+        if not isinstance(module, str):
+            return None
+        if module not in self._modules:
+            self._modules[module] = inspect.getsourcefile(cls)
+        return self._modules[module]
 
     def lines(self, path: str) -> dict[str, int] | None:
         if path not in self._files:
@@ -59,7 +69,7 @@ def class_source(cls: type, cache: SourceLines) -> tuple[str, int] | None:
     sure: a class made by ``make_dataclass``, one whose module has no source file, a
     ``__qualname__`` no ``class`` statement of that file has (or several have)."""
     try:
-        path = inspect.getsourcefile(cls)
+        path = cache.source_file(cls)
         qualname = cls.__qualname__
     except Exception:  # builtins, a lying __module__, a metaclass raising on attributes
         return None
