@@ -9,9 +9,10 @@ one per line, ungrouped. GitHub: one ``::error`` per entry of the text report's 
 
 from __future__ import annotations
 
+import os
 import xml.etree.ElementTree as ET
 
-from metatests.report import Report, group_entries
+from metatests.report import Report, _Entry, group_entries
 
 __all__ = ["MAX_ANNOTATIONS", "github_annotations", "junit_xml"]
 
@@ -55,15 +56,38 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+def _shown_path(path: str) -> str:
+    """`path` relative to the working directory when it lies below it (a CI job runs from the
+    repository's root, and GitHub places annotations by repository-relative path)."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return path
+    return path if relative.startswith(os.pardir) else relative
+
+
+def _where(report: Report, entry: _Entry) -> str:
+    """``file=…,line=…,`` of the class an entry is about: a group's shared base, else its first
+    finding's class; '' when the scan could not tell (a removed class, a module)."""
+    first = entry.findings[0]
+    candidates = [first.cause] if entry.label is not None and first.cause else []
+    known = [name for name in (*candidates, first.subject) if name in report.locations]
+    location = report.locations[known[0]] if known else None
+    if location is None:
+        return ""
+    return f"file={_escape_property(_shown_path(location[0]))},line={location[1]},"
+
+
 def github_annotations(report: Report) -> str:
-    """One ``::error`` line per failing entry ('' when the check passed)."""
+    """One ``::error`` line per failing entry ('' when the check passed), at the class's
+    ``class`` statement when the scan found it."""
     entries = group_entries(report.failures)
     lines = []
     for entry in entries[:MAX_ANNOTATIONS]:
         first = entry.findings[0]
         text = first.render() if entry.label is None else f"[{first.clause}] {entry.label}"
         title = _escape_property(f"{first.clause} {first.code}")
-        lines.append(f"::error title={title}::{_escape_data(text)}")
+        lines.append(f"::error {_where(report, entry)}title={title}::{_escape_data(text)}")
     if len(entries) > MAX_ANNOTATIONS:
         lines.append(
             f"::error title=metatests::{len(entries) - MAX_ANNOTATIONS} more problems in the report"

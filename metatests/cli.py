@@ -141,21 +141,27 @@ def _excludes(values: Sequence[str]) -> dict[str, str]:
 
 
 def _emit(report: Report, args: argparse.Namespace, *, recorded: bool = False) -> None:
-    """Print the report in the chosen format and write the JUnit file if asked."""
-    if args.format == "json":
-        data = report.to_json()
-        data["command"] = args.command
-        if args.command == "update":
-            data["written"] = recorded
-        print(json.dumps(data, indent=2, ensure_ascii=False))
-    else:
-        print(report.render(recorded=recorded))
-    if args.format == "github":
-        annotations = github_annotations(report)
-        if annotations:
-            print(annotations)
+    """Print the report in the chosen format and write the JUnit file if asked (its folder
+    made first, as CI jobs write into a fresh ``reports/``)."""
+    try:
+        if args.format == "json":
+            data = report.to_json()
+            data["command"] = args.command
+            if args.command == "update":
+                data["written"] = recorded
+            print(json.dumps(data, indent=2, ensure_ascii=False))
+        else:
+            print(report.render(recorded=recorded))
+        if args.format == "github":
+            annotations = github_annotations(report)
+            if annotations:
+                print(annotations)
+        sys.stdout.flush()
+    except OSError as exc:  # a closed pipe (`| head`), a full disk: not the baseline's fault
+        raise MetatestsError(f"cannot write the report to stdout: {exc.strerror or exc}") from None
     if args.junit:
         try:
+            Path(args.junit).parent.mkdir(parents=True, exist_ok=True)
             Path(args.junit).write_text(junit_xml(report), encoding="utf-8")
         except OSError as exc:
             raise MetatestsError(

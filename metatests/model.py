@@ -88,6 +88,8 @@ class ClassInfo:
     bases: tuple[str, ...] = ()
     """Public names of the package's classes in the MRO (nearest first): for grouping findings
     that one changed base causes."""
+    source: tuple[str, int] | None = None
+    """(file, line of the ``class`` statement), for annotations; None when not known for sure."""
 
     @property
     def positional(self) -> tuple[str, ...]:
@@ -170,6 +172,7 @@ def _class_to_json(info: ClassInfo) -> dict[str, Any]:
         "judged": info.judged,
         "wrapper": info.wrapper,
         "bases": list(info.bases),
+        "source": None if info.source is None else list(info.source),
     }
 
 
@@ -191,4 +194,5 @@ def _class_from_json(data: dict[str, Any]) -> ClassInfo:
         judged=data["judged"],
         wrapper=data["wrapper"],
         bases=tuple(data["bases"]),
+        source=None if data.get("source") is None else (data["source"][0], data["source"][1]),
     )

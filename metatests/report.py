@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 import textwrap
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 __all__ = [
@@ -216,6 +216,9 @@ class Report:
     """No baseline recorded yet (a first ``update``)."""
     unexported: tuple[str, ...] = ()
     """Dataclasses of private modules that public modules bind without an ``__all__``."""
+    locations: Mapping[str, tuple[str, int]] = field(default_factory=dict)
+    """Class -> (file, line of its ``class`` statement), where the scan could tell: where a
+    ``--format github`` annotation points."""
 
     def verdict(self, finding: Finding) -> Verdict:
         if finding.kind == "note":

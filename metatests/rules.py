@@ -172,6 +172,9 @@ def compare(
         output=scan.output,
         migrated_from=baseline.format if baseline.format < 3 else None,
         unexported=scan.unexported,
+        locations={
+            name: info.source for name, info in scan.classes.items() if info.source is not None
+        },
     )
 
 

@@ -57,6 +57,7 @@ from metatests.model import (
     ParamInfo,
     Scan,
 )
+from metatests.sources import SourceLines, class_source
 
 __all__ = [
     "ClassInfo",
@@ -351,8 +352,9 @@ def _public_dataclasses(
             if inner is cls or not is_private_path(inner_name[len(name) + 1 :]):
                 public.setdefault(inner, inner_name)
 
+    sources = SourceLines()
     return {
-        name: describe(cls, name, public, defined)
+        name: describe(cls, name, public, defined, sources)
         for cls, name in public.items()
         if dataclasses.is_dataclass(cls)
     }, _unexported(package, modules, defined, public)
@@ -416,6 +418,7 @@ def describe(
     name: str,
     public: dict[type, str] | None = None,
     defined: dict[type, str] | None = None,
+    sources: SourceLines | None = None,
 ) -> ClassInfo:
     """Measure one dataclass: its constructor (unwrapped, and as a caller meets it), its
     fields, ``__match_args__``, its package bases, fix-it details."""
@@ -458,6 +461,7 @@ def describe(
         bases=tuple(
             public.get(base) or defined[base] for base in cls.__mro__[1:] if base in defined
         ),
+        source=class_source(cls, sources or SourceLines()),
     )
 
 

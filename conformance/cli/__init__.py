@@ -46,6 +46,7 @@ from conformance.cli.shared import (
     _add_ci_outputs,
     _add_deadline,
     _add_examples,
+    _add_fail_on_raise,
     _add_json,
     _add_only,
     _add_profile,
@@ -472,6 +473,7 @@ def _run_check_tools(args: argparse.Namespace) -> int:
         "replay": args.replay,
         "only": only,
         "database": args.database,
+        "fail_on_raise": args.fail_on_raise,
     }
     run = check_tools_in_child(
         request,
@@ -528,8 +530,10 @@ def add_check_tools_command(subparsers: Any) -> argparse.ArgumentParser:
             "Check tools against the contract's tool authors' clauses H1-H6. TARGET is "
             "module:attr naming a ToolRegistry, a ToolSpec, an iterable of specs or a "
             "zero-argument function returning one, or a JSON file of tool schemas in MCP "
-            "(inputSchema) or OpenAI/BFCL (parameters) form. Exit 0: every tool passed; "
-            "1: a finding; 2: usage or import error."
+            "(inputSchema) or OpenAI/BFCL (parameters) form. H4 (and H6 with --replay) call "
+            "each tool's real handler on generated arguments: for tools with side effects, "
+            "point TARGET at the same specs with stub handlers (docs/tool-authors.md) or use "
+            "--examples 0. Exit 0: every tool passed; 1: a finding; 2: usage or import error."
         ),
     )
     parser.add_argument("target", metavar="TARGET", help="module:attr or a .json file")
@@ -543,6 +547,7 @@ def add_check_tools_command(subparsers: Any) -> argparse.ArgumentParser:
     _add_seed(parser, "Hypothesis seed, to reproduce a run")
     _add_profile(parser, None, "kit profile to take Hypothesis settings from")
     parser.add_argument("--replay", action="store_true", help="also run the opt-in H6 replay check")
+    _add_fail_on_raise(parser)
     _add_only(parser, "H1,H2")
     _add_json(parser)
     parser.add_argument("--verbose", "-v", action="store_true", help="list passing tools too")

@@ -206,7 +206,12 @@ def _check_tools(request: dict[str, Any], channel: Channel) -> None:
         chosen = select_tool_clauses(request["only"])
         database = cli._tools_database(request.get("database"))
         run = run_settings(
-            request["examples"], request["deadline"], request["seed"], database, request["profile"]
+            request["examples"],
+            request["deadline"],
+            request["seed"],
+            database,
+            request["profile"],
+            fail_on_raise=request.get("fail_on_raise", False),
         )
         items, registry = as_items(tools)
         normalised = normalise(items, registry)

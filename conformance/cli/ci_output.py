@@ -26,6 +26,7 @@ __all__ = [
     "Case",
     "certify_cases",
     "github_annotations",
+    "json_tool_entries",
     "junit_classname",
     "junit_xml",
     "tool_cases",
@@ -115,13 +116,122 @@ def certify_cases(
     return tuple(cases)
 
 
+_WHITESPACE = " \t\n\r"
+"""What JSON counts as whitespace between tokens (RFC 8259), exactly what `json` skips."""
+
+
+def _skip(text: str, at: int) -> int:
+    while at < len(text) and text[at] in _WHITESPACE:
+        at += 1
+    return at
+
+
+def _array_items(text: str, at: int, decoder: json.JSONDecoder) -> list[tuple[object, int]]:
+    """(value, offset) of each item of the JSON array opening at ``text[at]``."""
+    items: list[tuple[object, int]] = []
+    at = _skip(text, at + 1)
+    if text[at] == "]":
+        return items
+    while True:
+        value, end = decoder.raw_decode(text, at)
+        items.append((value, at))
+        at = _skip(text, end)
+        if text[at] == "]":
+            return items
+        if text[at] != ",":
+            raise ValueError(f"expected ',' or ']' at offset {at}")
+        at = _skip(text, at + 1)
+
+
+def _tools_array(text: str, at: int, decoder: json.JSONDecoder) -> int | None:
+    """The offset of the value of the top-level object's last ``"tools"`` key (the one
+    `json.loads` keeps), or None when it has none."""
+    found = None
+    at = _skip(text, at + 1)
+    if text[at] == "}":
+        return None
+    while True:
+        key, end = decoder.raw_decode(text, at)
+        at = _skip(text, end)
+        if text[at] != ":":
+            raise ValueError(f"expected ':' at offset {at}")
+        at = _skip(text, at + 1)
+        if key == "tools":
+            found = at
+        _value, end = decoder.raw_decode(text, at)
+        at = _skip(text, end)
+        if text[at] == "}":
+            return found
+        if text[at] != ",":
+            raise ValueError(f"expected ',' or '}}' at offset {at}")
+        at = _skip(text, at + 1)
+
+
+def json_tool_entries(text: str) -> list[tuple[object, int]] | None:
+    """(entry, line) of each tool definition in a JSON tool file, in the order
+    `load_tool_file` reads them (a list, MCP's ``{"tools": [...]}``, or one definition); None
+    when the text is not such a file. `json` keeps no positions, so the few top-level tokens
+    are scanned here and every value is decoded by `json` itself (`raw_decode` at its offset)."""
+    decoder = json.JSONDecoder()
+    try:
+        data = decoder.decode(text)
+        start = _skip(text, 0)
+        if isinstance(data, list):
+            located = _array_items(text, start, decoder)
+        elif isinstance(data, dict) and isinstance(data.get("tools"), list):
+            at = _tools_array(text, start, decoder)
+            located = [] if at is None else _array_items(text, at, decoder)
+        elif isinstance(data, dict) and ("name" in data or "function" in data):
+            located = [(data, start)]
+        else:
+            return None
+    except (ValueError, IndexError, RecursionError):
+        return None
+    entries, line, counted = [], 1, 0
+    for value, at in located:  # offsets ascend: count each stretch of text once
+        line += text.count("\n", counted, at)
+        counted = at
+        entries.append((value, line))
+    return entries
+
+
+def _tool_lines(report: ToolCheckReport, file: str | None) -> list[int | None]:
+    """The line of each report tool's entry in its JSON file, None where it cannot be told:
+    an entry counts only when its name gives the tool's label (``name`` or ``name #i``), so a
+    line is never guessed."""
+    unknown: list[int | None] = [None] * len(report.tools)
+    if file is None:
+        return unknown
+    from conformance.tools.inputs import ToolDraft
+
+    try:
+        with open(file, encoding="utf-8") as handle:
+            entries = json_tool_entries(handle.read())
+    except (OSError, UnicodeDecodeError):
+        return unknown
+    if entries is None:
+        return unknown
+    lines = unknown
+    for i, tool in enumerate(report.tools[: len(entries)]):
+        entry, line = entries[i]
+        try:
+            name = str(ToolDraft.from_mapping(entry).name) if isinstance(entry, dict) else None
+        except (ValueError, TypeError, AttributeError):
+            name = None
+        if name is not None and tool.tool in (name, f"{name} #{i}"):
+            lines[i] = line
+    return lines
+
+
 def tool_cases(
     report: ToolCheckReport, *, file: str | None = None, line: int | None = None
 ) -> tuple[Case, ...]:
     """One case per tool and clause of a `check-tools` report; `file` and `line` locate the
-    tools (their JSON file or module) for annotations."""
+    tools (their JSON file or module) for annotations. In a JSON tool file, each tool's
+    annotation points at the line of its own entry (`line` where that cannot be found)."""
     cases = []
-    for tool in report.tools:
+    lines = _tool_lines(report, file)
+    for index, tool in enumerate(report.tools):
         for clause, status in tool.statuses.items():
             findings = tool.findings_for(clause)
             detail = "\n".join(str(finding) for finding in findings)
@@ -138,7 +248,7 @@ def tool_cases(
                     detail=detail,
                     title=f"{clause} {status} for tool {tool.tool!r}",
                     file=file,
-                    line=line,
+                    line=lines[index] or line,
                 )
             )
     return tuple(cases)

@@ -354,6 +354,16 @@ def _tools_where(target: str) -> tuple[str, int] | None:
     return (str(candidate), 1) if candidate.is_file() else None
 
 
+def _add_fail_on_raise(parser: argparse.ArgumentParser) -> None:
+    """check-tools' ``--fail-on-raise`` (here only to keep ``cli/__init__.py`` short)."""
+    parser.add_argument(
+        "--fail-on-raise",
+        action="store_true",
+        help="a handler raising an Exception on valid generated arguments fails H4 (default: "
+        "an allowed observation the report counts)",
+    )
+
+
 def _add_examples(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--examples",

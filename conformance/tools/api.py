@@ -49,6 +49,7 @@ def check_tool(
     profile: str | None = None,
     database: ExampleDatabase | None = INHERIT,
     raise_on_failure: bool = False,
+    fail_on_raise: bool = False,
 ) -> ToolReport:
     """Check one tool against H1-H6 and return its report (raising only when asked to).
 
@@ -59,9 +60,15 @@ def check_tool(
     `profile`: a kit profile (`quick`, `ci`, `thorough`) to take Hypothesis settings from;
     default: the active Hypothesis profile. `database`: a Hypothesis example database (default:
     the profile's), so failing arguments found once are tried first next time.
+
+    H4 and H6 call the tool's real handler on the generated arguments: check a tool with side
+    effects through a spec with a stub handler (`dataclasses.replace(spec, handler=stub)`), or
+    with `handler=None` for the schema checks and V1 only. `fail_on_raise`: a handler raising
+    an `Exception` on valid generated arguments fails H4 (default: an allowed observation, E4,
+    counted in `handler_stats`).
     """
     chosen = select_tool_clauses(only)
-    run = run_settings(examples, deadline, seed, database, profile)
+    run = run_settings(examples, deadline, seed, database, profile, fail_on_raise=fail_on_raise)
     items, own = as_items(tool)
     if len(items) != 1:
         raise ValueError(f"check_tool takes one tool, got {len(items)}; use check_registry")
@@ -84,6 +91,7 @@ def check_registry(
     raise_on_failure: bool = True,
     target: str | None = None,
     progress: Callable[[str], None] | None = None,
+    fail_on_raise: bool = False,
 ) -> ToolCheckReport:
     """Check every tool of a registry (or an iterable of tools) against H1-H6.
 
@@ -91,9 +99,12 @@ def check_registry(
     complete test) with a readable summary when any tool fails; `raise_on_failure=False`
     returns the report instead. A `ToolRegistry` is checked as a whole: its own `validate` and
     `schema_for_model()` are the ones exercised.
+
+    H4 and H6 call the real handlers (see `check_tool` for tools with side effects; or check
+    `registry.restrict_to([...])`, the tools safe to call). `fail_on_raise` as in `check_tool`.
     """
     chosen = select_tool_clauses(only)
-    run = run_settings(examples, deadline, seed, database, profile)
+    run = run_settings(examples, deadline, seed, database, profile, fail_on_raise=fail_on_raise)
     items, registry = as_items(tools)
     normalised = normalise(items, registry)
     start = time.monotonic()
@@ -127,6 +138,7 @@ def tool_property(
     *,
     registry: ToolRegistry | None = None,
     deadline: float = HANDLER_DEADLINE,
+    fail_on_raise: bool = False,
 ) -> Callable[[], None]:
     """H4 (or H6) for one tool as a standalone Hypothesis test, e.g. a HypoFuzz target.
 
@@ -135,7 +147,8 @@ def tool_property(
     ```
 
     It uses whatever Hypothesis settings are active (profile, database), exactly the check
-    `check_tool` runs, without the statistics or the hang budget.
+    `check_tool` runs, without the statistics or the hang budget. It calls the real handler;
+    `fail_on_raise` as in `check_tool`.
     """
     if clause not in ("H4", "H6"):
         raise ValueError(f"tool_property checks H4 or H6, not {clause!r}")
@@ -154,4 +167,6 @@ def tool_property(
             )
         )
     # The runner lives as long as the returned test; its daemon thread ends with the process.
-    return given_property(ToolProperty(normalised, clause, deadline, LoopThread()))
+    return given_property(
+        ToolProperty(normalised, clause, deadline, LoopThread(), fail_on_raise=fail_on_raise)
+    )

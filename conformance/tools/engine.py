@@ -70,6 +70,9 @@ class RunSettings:
     database: object
     parent: settings | None
     max_hangs: int | None
+    fail_on_raise: bool = False
+    """A handler raising an `Exception` on valid generated arguments fails H4 (by default it is
+    an allowed observation, E4, that the report only counts)."""
 
     def hypothesis(self, examples: int) -> settings:
         extra: dict[str, Any] = {}
@@ -101,7 +104,13 @@ def _default_database_unusable(parent: settings | None) -> bool:
 
 
 def run_settings(
-    examples: int | None, deadline: float, seed: int | None, database: object, profile: str | None
+    examples: int | None,
+    deadline: float,
+    seed: int | None,
+    database: object,
+    profile: str | None,
+    *,
+    fail_on_raise: bool = False,
 ) -> RunSettings:
     """Check the caller's settings (ValueError/TypeError naming the bad one) and combine them."""
     parent = None if profile is None else hypo.profile_settings(profile)
@@ -126,6 +135,7 @@ def run_settings(
         database=database,
         parent=parent,
         max_hangs=MAX_HANGS,
+        fail_on_raise=fail_on_raise,
     )
 
 
@@ -180,9 +190,14 @@ class _Recorder:
         if result.kind is CallKind.RAISED and result.exception is not None:
             self.raised += 1
             self.exceptions[type(result.exception).__name__] += 1
-            key = _size_key(arguments)
-            if self.smallest is None or key < self.smallest[0]:
-                self.smallest = (key, arguments, describe_exception(result.exception))
+            self.raised_smallest(arguments, result.exception)
+
+    def raised_smallest(self, arguments: dict[str, Any], exception: BaseException) -> None:
+        """Keep a raising call as the smallest seen, also while Hypothesis shrinks a
+        `fail_on_raise` failure, so the statistics show the same arguments as the finding."""
+        key = _size_key(arguments)
+        if self.smallest is None or key < self.smallest[0]:
+            self.smallest = (key, arguments, describe_exception(exception))
 
     def violation(self, finding: Finding) -> None:
         self.violations.append(finding)
@@ -225,12 +240,15 @@ class ToolProperty:
         deadline: float,
         runner: DeadlineRunner,
         recorder: _Recorder | None = None,
+        *,
+        fail_on_raise: bool = False,
     ) -> None:
         self.tool = tool
         self.clause = clause
         self.deadline = deadline
         self.runner = runner
         self.recorder = recorder
+        self.fail_on_raise = fail_on_raise
 
     def _fail(self, code: str, message: str, fix: str, arguments: dict[str, Any]) -> None:
         finding = Finding(
@@ -291,7 +309,12 @@ class ToolProperty:
         self._check_validation(arguments)
         if not self.tool.calls_handler:
             return
-        problem = call_problem(self._recorded_call(arguments), self.deadline)
+        result = self._recorded_call(arguments)
+        problem = call_problem(result, self.deadline)
+        if problem is None and self.fail_on_raise:
+            problem = _raised_problem(result)
+            if problem is not None and self.recorder is not None and result.exception:
+                self.recorder.raised_smallest(arguments, result.exception)
         if problem is not None:
             self._fail(*problem, arguments)
 
@@ -308,6 +331,22 @@ class ToolProperty:
                 "for equal arguments",
                 arguments,
             )
+
+
+def _raised_problem(result: CallResult) -> tuple[str, str, str] | None:
+    """(code, message, fix) for a handler that raised an `Exception` on valid arguments: a
+    failure only under `fail_on_raise`, where raising on input the schema accepts means the
+    schema promises more than the handler takes."""
+    if result.kind is not CallKind.RAISED or result.exception is None:
+        return None
+    return (
+        "handler-raised",
+        f"the handler raised {describe_exception(result.exception)} on arguments its schema "
+        "accepts",
+        "narrow the schema to what the handler takes (an enum, a pattern, a minimum) or handle "
+        "that input; raising is an allowed observation (E4) unless fail_on_raise / "
+        "--fail-on-raise asks otherwise",
+    )
 
 
 def _digest(tool: Tool, clause: str) -> bytes:
@@ -350,7 +389,9 @@ def run_property(tool: Tool, clause: str, run: RunSettings, examples: int) -> Pr
     runner = LoopThread(name=f"polyloop-toolcheck:{tool.label}")
     try:
         recorder = _Recorder(max_hangs=run.max_hangs)
-        prop = ToolProperty(tool, clause, run.deadline, runner, recorder)
+        prop = ToolProperty(
+            tool, clause, run.deadline, runner, recorder, fail_on_raise=run.fail_on_raise
+        )
         finding, inconclusive = _search(prop, run, examples, recorder)
         if finding is None and inconclusive is None and clause == "H4" and recorder.smallest:
             _shrink_raising(prop, run, recorder)

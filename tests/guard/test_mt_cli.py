@@ -7,7 +7,9 @@ import json
 import os
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -212,3 +214,41 @@ def test_M3_assert_api_stable_fails_at_the_callers_line_not_inside_the_guard(
     assert "test_downstream_api.py:5: AssertionError" in result.stdout
     assert "AssertionError: API evolution check failed:" in result.stdout
     assert "metatests/operations.py" not in result.stdout  # no frame of the guard's own source
+
+
+def test_M1_cli_junit_into_a_missing_folder_is_written(
+    packages: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A CI job writes into a fresh ``reports/``: the folder is made, as the kit's --junit does."""
+    name, path = packages.recorded({"models.py": GOOD})
+    packages.write({"models.py": BAD}, name=name)
+    junit = tmp_path / "reports" / "ci" / "api-guard.xml"
+
+    assert main(["check", name, "--baseline", str(path), "--junit", str(junit)]) == 1
+    failed = [
+        c.get("name") for c in ET.parse(junit).iter("testcase") if c.find("failure") is not None
+    ]
+    assert "M1" in failed
+    assert "[M1]" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_M3_cli_a_report_that_cannot_be_printed_is_exit_2_naming_stdout(
+    packages: Any, tmp_path: Path
+) -> None:
+    """Not "cannot write baseline" (the old message for any OSError), and no traceback."""
+    name, path = packages.recorded({"models.py": GOOD})
+    root = Path(metatests.__file__).parent.parent
+    with open("/dev/full", "w") as full:
+        result = subprocess.run(
+            [sys.executable, "-m", "metatests", "check", name, "--baseline", str(path)],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join([str(root), packages.root(name)])},
+            timeout=60,
+        )
+    assert result.returncode == 2
+    assert result.stderr == (
+        "polyloop-metatests: error: cannot write the report to stdout: No space left on device\n"
+    )

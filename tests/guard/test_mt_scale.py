@@ -117,7 +117,7 @@ def test_M3_the_json_report_holds_every_finding(
 
 
 def test_M3_junit_and_github_outputs_give_the_same_verdict(
-    large: tuple[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    large: tuple[str, Path], packages, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     name, path = large
     junit = tmp_path / "guard.xml"
@@ -131,7 +131,16 @@ def test_M3_junit_and_github_outputs_give_the_same_verdict(
     annotations = [line for line in out.splitlines() if line.startswith("::error ")]
     # One per entry of the problem list: the removal, the odd module, the group, the 10 modules.
     assert len(annotations) == 4
-    assert annotations[0].startswith("::error title=M3 parameter-removed::[M3] ")
+    # Each at the class statement it is about (issue 37, item 4): C7 in m0.py, the group at its
+    # base's; a module failing to import has no class, so no file.
+    c7 = _module(0).splitlines().index("class C7(Base):") + 1
+    assert annotations[0].startswith(
+        f"::error file={packages.root(name)}/{name}/m0.py,line={c7},"
+        "title=M3 parameter-removed::[M3] "
+    )
+    group = next(line for line in annotations if "classes deriving from it" in line)
+    assert group.startswith(f"::error file={packages.root(name)}/{name}/base.py,line=4,title=M3 ")
+    assert sum(line.startswith("::error title=M4 import-failed") for line in annotations) == 2
     suite = ET.parse(junit).getroot().find("testsuite")
     assert suite is not None
     assert (suite.get("tests"), suite.get("failures")) == ("5", "2")

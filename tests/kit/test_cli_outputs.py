@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from _subprocesses import env_with_tests
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conformance.cli import build_parser
 
@@ -193,3 +196,103 @@ def test_a_full_stderr_costs_the_progress_not_the_report(tmp_path: Path) -> None
     assert done.returncode == 0
     assert "PASSED" in done.stdout
     assert (tmp_path / "r.json").is_file()
+
+
+# --- issue 37, item 4: a check-tools annotation points at its tool's entry in a JSON file -------
+
+
+def _entry(name: str, schema_type: str) -> dict[str, object]:
+    return {"name": name, "description": "d", "inputSchema": {"type": schema_type}}
+
+
+def _annotations(out: str) -> dict[str, str]:
+    """Tool name -> the ``line=`` of its ``::error`` annotation."""
+    found = {}
+    for line in out.splitlines():
+        match = re.match(r"::error file=[^,]*,line=(\d+),title=H2 fail for tool '([^']*)'", line)
+        if match:
+            found[match.group(2)] = match.group(1)
+    return found
+
+
+def test_check_tools_format_github_points_at_each_tools_entry_in_a_json_file(
+    tmp_path: Path,
+) -> None:
+    tools = [_entry("good", "object"), _entry("bad", "dict"), _entry("worse", "strng")]
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps({"server": "s", "tools": tools}, indent=2) + "\n")
+    lines = path.read_text().splitlines()
+    # Where each entry's object opens: the line before its "name" (json.dumps, indent 2).
+    expected = {
+        name: str(lines.index(f'      "name": "{name}",')) for name in ("good", "bad", "worse")
+    }
+    assert expected["bad"] != "1" and expected["bad"] != expected["worse"]
+    done = _kit(tmp_path, "check-tools", "tools.json", "--examples", "0", "-q", "--only", "H2",
+                "--format", "github")  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert _annotations(done.stdout) == {"bad": expected["bad"], "worse": expected["worse"]}
+
+
+def test_check_tools_format_github_keeps_line_1_when_the_entry_cannot_be_told(
+    tmp_path: Path,
+) -> None:
+    """A report whose tools are not the file's (here: the file changed after the check) gets
+    the file's first line, never another tool's line."""
+    from conformance.cli.ci_output import tool_cases
+    from conformance.tools.report import ToolCheckReport, ToolReport
+
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps([_entry("other", "object"), _entry("bad", "dict")], indent=2))
+    report = ToolCheckReport(
+        target=str(path),
+        tools=(
+            ToolReport(tool="renamed", statuses={"H2": "fail"}),
+            ToolReport(tool="bad", statuses={"H2": "fail"}),
+        ),
+        examples=0,
+        deadline=2.0,
+        seed=None,
+    )
+    bad = path.read_text().splitlines().index('    "name": "bad",')  # its "{" is the line before
+    cases = tool_cases(report, file=str(path), line=1)
+    assert [(case.name, case.line) for case in cases] == [("H2 renamed", 1), ("H2 bad", bad)]
+    assert [case.line for case in tool_cases(report, file=str(tmp_path / "gone.json"), line=1)] == [
+        1,
+        1,
+    ]
+
+
+def _formatted(
+    entries: list[dict[str, object]], layout: list[tuple[str, str]], wrapped: bool
+) -> tuple[str, list[int]]:
+    """A JSON tool file written piece by piece, and the line each entry's object opens on."""
+    text, starts = "", []
+    prefix = '{"note": "[{]}", "tools":' if wrapped else ""
+    text += layout[0][0] + prefix + layout[0][1] + "["
+    for i, entry in enumerate(entries):
+        before, after = layout[(i + 1) % len(layout)]
+        text += before
+        starts.append(text.count("\n") + 1)
+        text += json.dumps(entry, indent=None if i % 2 else 1) + after
+        text += "," if i < len(entries) - 1 else ""
+    text += "]" + ("}" if wrapped else "") + layout[-1][1]
+    return text, starts
+
+
+@given(
+    names=st.lists(st.text(max_size=5), min_size=1, max_size=6),
+    layout=st.lists(
+        st.tuples(st.text(" \t\n", max_size=4), st.text(" \t\n", max_size=4)),
+        min_size=1,
+        max_size=4,
+    ),
+    wrapped=st.booleans(),
+)
+def test_json_tool_entries_finds_the_line_of_every_entry(
+    names: list[str], layout: list[tuple[str, str]], wrapped: bool
+) -> None:
+    from conformance.cli.ci_output import json_tool_entries
+
+    entries = [_entry(name, "object") for name in names]
+    text, starts = _formatted(entries, layout, wrapped)
+    assert json_tool_entries(text) == list(zip(entries, starts, strict=True))

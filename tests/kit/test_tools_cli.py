@@ -112,3 +112,39 @@ def test_check_tools_through_the_console_entry_point(tmp_path: Path) -> None:
         "FAIL get\n  H2 parameters['properties']['id']['type']: "
         "`strng` is not a JSON Schema type; did you mean `string`?\n"
     ) in result.stdout
+
+
+def test_H4_check_tools_fail_on_raise_fails_a_handler_raising_on_valid_calls(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`lookup` raises KeyError on every key but two: allowed by default (the test above),
+    an H4 failure with --fail-on-raise, on the shrunk arguments."""
+    monkeypatch.syspath_prepend(str(TOOLDATA))
+    out = tmp_path / "report.json"
+    argv = ("sample_tools:registry", "--only", "H4", "--examples", "10", "--seed", "1", "-q")
+    assert run(*argv, "--fail-on-raise", "--json", str(out)) == 1
+    text = capsys.readouterr().out
+    assert "FAIL lookup\n  H4 handler: the handler raised KeyError: '' on arguments its schema" in (
+        text
+    )
+    lookup = json.loads(out.read_text())["tools"][0]
+    assert lookup["statuses"] == {"H4": "fail"}
+    assert [(f["code"], f["example"]) for f in lookup["findings"]] == [
+        ("handler-raised", {"key": ""})
+    ]
+    assert run(*argv, "--json", str(out)) == 1  # count_words still fails; lookup passes
+    assert json.loads(out.read_text())["tools"][0]["statuses"] == {"H4": "pass"}
+
+
+def test_check_tools_help_says_the_real_handlers_are_called(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        run("--help")
+    text = " ".join(capsys.readouterr().out.split())
+    assert "H4 (and H6 with --replay) call each tool's real handler on generated arguments" in (
+        text
+    )
+    assert "stub handlers" in text
+    flag = "--fail-on-raise a handler raising an Exception on valid generated arguments fails H4"
+    assert flag in text
