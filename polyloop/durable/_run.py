@@ -320,9 +320,9 @@ def _check_same_batch(state: BatchState, calls: list[dict[str, Any]], batch_id: 
     for index in range(max(len(recorded), len(calls))):
         if index >= len(recorded) or index >= len(calls):
             raise ValueError(
-                f"run_durable: batch {batch_id!r} records {len(recorded)} calls but "
-                f"{len(calls)} were given; the first differing index is {index} (J9: a batch "
-                "id resumes only the batch it recorded; nothing was run or written)"
+                f"run_durable: batch {batch_id!r} differs from its journal at index {index}: "
+                f"it records {len(recorded)} calls, {len(calls)} were given (J9: a batch id "
+                "resumes only the batch it recorded; nothing was run or written)"
             )
         if _canonical(recorded[index]) != _canonical(calls[index]):
             raise ValueError(
