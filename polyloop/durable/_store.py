@@ -120,6 +120,10 @@ class SqliteJournalStore:
         try:
             if self._read_only:
                 uri = "file:" + _uri_path(self._path) + "?mode=ro"
+                if not os.path.exists(self._path + "-wal"):
+                    # Nobody has it open for writing: read the file as it is, creating no
+                    # -wal/-shm beside it (mode=ro alone would, for a WAL database).
+                    uri += "&immutable=1"
                 connection = sqlite3.connect(
                     uri, uri=True, timeout=_BUSY_TIMEOUT_S, isolation_level=None
                 )
