@@ -109,3 +109,16 @@ def test_show_runs_as_a_module_with_help_and_usage_errors() -> None:
         [sys.executable, "-m", "polyloop.durable"], capture_output=True, text=True, check=False
     )
     assert bad.returncode == 2 and "usage:" in bad.stderr
+
+
+def test_J5_example_really_crashes_and_resumes_without_charging_twice() -> None:
+    example = Path(__file__).parents[1] / "examples" / "durable.py"
+    result = subprocess.run(
+        [sys.executable, str(example)], capture_output=True, text=True, check=True, timeout=120
+    )
+    out = result.stdout
+    assert "first process: exit -9" in out
+    assert "1  pay                  in doubt     replay NEVER  started 1x" in out
+    assert out.count("charged 30 EUR") == 1
+    assert "journal: interrupted while running; its effects are unknown" in out
+    assert "journal: not run: call 1 reported an environment error" in out
