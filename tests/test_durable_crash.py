@@ -56,7 +56,7 @@ def run_schedule(directory: Path, tools: list[str], crashes: list[tuple[str, int
 
 
 @settings(
-    max_examples=CAMPAIGN or 12,
+    max_examples=CAMPAIGN or 20,
     deadline=None,
     derandomize=not CAMPAIGN,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
