@@ -6,6 +6,12 @@ executor that runs one model turn's calls concurrently where safe, in model orde
 """
 
 from polyloop.batch import RegistryBatchExecutor
+from polyloop.durable import (
+    JournalDamagedError,
+    JournalStoreError,
+    SqliteJournalStore,
+    run_durable,
+)
 from polyloop.ports import (
     Action,
     ActionExecutor,
@@ -34,10 +40,13 @@ __all__ = [
     "ActionStatus",
     "BatchExecutor",
     "BatchJournal",
+    "JournalDamagedError",
+    "JournalStoreError",
     "RegistryBatchExecutor",
     "RegistryExecutor",
     "ReplayPolicy",
     "RunRequest",
+    "SqliteJournalStore",
     "SyntheticObservations",
     "ToolCall",
     "ToolEnvironmentError",
@@ -48,4 +57,5 @@ __all__ = [
     "__version__",
     "observation_for_history",
     "plain_arguments",
+    "run_durable",
 ]
