@@ -6,6 +6,7 @@ executor that runs one model turn's calls concurrently where safe, in model orde
 """
 
 from polyloop.batch import RegistryBatchExecutor
+from polyloop.policy import Decision, ToolPolicy, Verdict
 from polyloop.ports import (
     Action,
     ActionExecutor,
@@ -34,6 +35,7 @@ __all__ = [
     "ActionStatus",
     "BatchExecutor",
     "BatchJournal",
+    "Decision",
     "RegistryBatchExecutor",
     "RegistryExecutor",
     "ReplayPolicy",
@@ -42,9 +44,11 @@ __all__ = [
     "ToolCall",
     "ToolEnvironmentError",
     "ToolHandler",
+    "ToolPolicy",
     "ToolRegistry",
     "ToolSpec",
     "ToolValidationError",
+    "Verdict",
     "__version__",
     "observation_for_history",
     "plain_arguments",
