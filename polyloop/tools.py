@@ -648,7 +648,14 @@ class RegistryExecutor:
         policy = self._policy
         if policy is None:
             return await _run(admitted, action.tool_call.arguments)  # type: ignore[union-attr]
-        return await _execute_policed(admitted, action.tool_call, policy)  # type: ignore[arg-type]
+        call: ToolCall = action.tool_call  # type: ignore[assignment]
+        task = _current_task()
+        if task is None or not _HAS_CANCELLING:
+            return await _execute_policed(admitted, call, policy)
+        # P9: a cancellation of this task is seen even when a listener swallows it.
+        cancelling = task.cancelling  # type: ignore[attr-defined,unused-ignore]
+        before = cancelling()
+        return await _policed(admitted, call, policy, lambda: cancelling() > before)
 
     def _admit(self, action: Action) -> ActionOutcome | _CompiledTool:
         """The rejection outcome of `action` (E1, E2), or the compiled tool that accepts it.
@@ -706,6 +713,7 @@ async def _run(entry: _CompiledTool, arguments: Mapping[str, Any]) -> ActionOutc
 # --- policy (contract section 11) ----------------------------------------------------------------
 
 _HAS_CANCELLING = sys.version_info >= (3, 11)  # Task.cancelling()
+_current_task = asyncio.current_task
 
 DENIED = "denied by the tool policy"
 _DEFAULT_DENIED = f"{DENIED}: no decider allowed the call and the default is DENY"
@@ -745,51 +753,57 @@ async def _decide(
     result never depend on timing (P3, P12). A cancellation seen after any listener ends the
     call whatever that listener answered (P9).
     """
-    denials: list[str] = []
-    asks: list[str] = []
+    denials: list[str] | None = None
+    asks: list[str] | None = None
     allowed = False
-    for position, decider in enumerate(policy.deciders):
+    position = -1
+    for decider in policy.deciders:
+        position += 1
         try:
             answer = await decider(call)
         except Exception as exc:
             if cancelled():
                 raise asyncio.CancelledError() from None
+            if denials is None:
+                denials = []
             denials.append(f"decider {position} raised {_exception_name(exc)}")
             continue
         if cancelled():
             raise asyncio.CancelledError()
         if answer is None:
             continue
-        if type(answer) is not Verdict:
-            denials.append(
-                f"decider {position} answered {type_label(answer)}, not a Verdict or None"
-            )
-            continue
-        decision = answer.decision
-        if decision is Decision.DENY:
+        if type(answer) is Verdict:
+            decision = answer.decision
+            if decision is _ALLOW:
+                allowed = True
+                continue
+            if decision is _ASK:
+                if asks is None:
+                    asks = []
+                asks.append(answer.reason)
+                continue
             reason = answer.reason
-            denials.append(f"decider {position}: {reason}" if reason else f"decider {position}")
-        elif decision is Decision.ASK:
-            asks.append(answer.reason)
+            text = f"decider {position}: {reason}" if reason else f"decider {position}"
         else:
-            allowed = True
-    if denials:
+            text = f"decider {position} answered {type_label(answer)}, not a Verdict or None"
+        if denials is None:
+            denials = []
+        denials.append(text)
+    if denials is not None:
         return _denied(f"{DENIED}: " + "; ".join(denials))
-    if asks:
-        decision = Decision.ASK
-    elif allowed:
-        return None
-    else:
-        decision = policy.default
-        if decision is Decision.ALLOW:
+    if asks is None:
+        if allowed:
             return None
-        if decision is Decision.DENY:
+        default = policy.default
+        if default is _ALLOW:
+            return None
+        if default is Decision.DENY:
             return _denied(_DEFAULT_DENIED)
     approver = policy.approver
     if approver is None:
         return _denied(_NO_APPROVER)
     try:
-        granted = await approver(call, tuple(asks))
+        granted = await approver(call, () if asks is None else tuple(asks))
     except Exception as exc:
         if cancelled():
             raise asyncio.CancelledError() from None
@@ -801,6 +815,10 @@ async def _decide(
     if granted is False:
         return _denied(_APPROVER_REFUSED)
     return _denied(_APPROVER_UNCLEAR)
+
+
+_ALLOW = Decision.ALLOW
+_ASK = Decision.ASK
 
 
 class _Track:
@@ -847,6 +865,53 @@ def _map_exception(exc: Exception) -> ActionOutcome:
     )
 
 
+class _Chain:
+    """One allowed call's wrapper chain: `proceed()` of position k runs wrapper k, and past the
+    last wrapper enters the handler on a fresh plain copy of the arguments (P8)."""
+
+    __slots__ = ("call", "cancelled", "depth", "handler", "track", "wrappers")
+
+    def __init__(
+        self,
+        handler: ToolHandler,
+        call: ToolCall,
+        wrappers: tuple[Any, ...],
+        cancelled: Callable[[], bool],
+        track: _Track | None,
+    ) -> None:
+        self.handler = handler
+        self.call = call
+        self.wrappers = wrappers
+        self.depth = len(wrappers)
+        self.cancelled = cancelled
+        self.track = track
+
+    def at(self, position: int) -> Callable[[], Awaitable[Any]]:
+        if position == self.depth:
+            return self.enter
+        return functools.partial(self.wrap, position)
+
+    async def wrap(self, position: int) -> object:
+        if self.cancelled():
+            raise asyncio.CancelledError()
+        return await self.wrappers[position](self.call, self.at(position + 1))
+
+    async def enter(self) -> object:
+        if self.cancelled():
+            raise asyncio.CancelledError()  # no handler is entered after the cancellation (P9)
+        track = self.track
+        if track is None:
+            return await self.handler(thaw_arguments(self.call.arguments))
+        track.ended = False
+        try:
+            result = await self.handler(thaw_arguments(self.call.arguments))
+        except BaseException as error:
+            track.ended, track.result = True, _HandlerRaised(error)
+            raise
+        track.ended, track.result = True, result
+        return result
+
+
 async def _chain(
     entry: _CompiledTool,
     call: ToolCall,
@@ -862,39 +927,13 @@ async def _chain(
     handler = entry.handler
     assert handler is not None
     wrappers = policy.wrappers
-    depth = len(wrappers)
-    arguments = call.arguments
-
-    async def enter() -> object:
-        if cancelled():
-            raise asyncio.CancelledError()
-        if track is not None:
-            track.ended = False
-        try:
-            result = await handler(thaw_arguments(arguments))
-        except BaseException as error:
-            if track is not None:
-                track.ended, track.result = True, _HandlerRaised(error)
-            raise
-        if track is not None:
-            track.ended, track.result = True, result
-        return result
-
-    def proceed_from(position: int) -> Callable[[], Awaitable[Any]]:
-        if position == depth:
-            return enter
-        wrapper = wrappers[position]
-        inner = proceed_from(position + 1)
-
-        async def proceed() -> object:
-            if cancelled():
-                raise asyncio.CancelledError()
-            return await wrapper(call, inner)
-
-        return proceed
-
     try:
-        result = await (proceed_from(0)() if depth else enter())
+        if wrappers:
+            result = await _Chain(handler, call, wrappers, cancelled, track).wrap(0)
+        elif track is None:
+            result = await handler(thaw_arguments(call.arguments))
+        else:
+            result = await _Chain(handler, call, wrappers, cancelled, track).enter()
     except Exception as exc:
         if cancelled():
             raise asyncio.CancelledError() from None
@@ -902,21 +941,20 @@ async def _chain(
     else:
         if cancelled():
             raise asyncio.CancelledError()
-        outcome = _map_result(entry, result)
-    return await _post_process(policy, call, outcome, cancelled)
-
-
-async def _post_process(
-    policy: ToolPolicy, call: ToolCall, outcome: ActionOutcome, cancelled: Callable[[], bool]
-) -> ActionOutcome:
-    """Reshape an EXECUTED outcome; a failure withholds it, never leaks it (P10)."""
+        if type(result) is str:
+            outcome = _outcome(ActionStatus.EXECUTED, result, False)
+        else:
+            outcome = _map_result(entry, result)
     posts = policy.post
     if not posts or outcome.status is not ActionStatus.EXECUTED:
         return outcome
+    # Post-processing reshapes, never forges, never leaks (P10).
     observation = outcome.observation
-    for position, post in enumerate(posts):
+    position = -1
+    for post in posts:
+        position += 1
         try:
-            result = await post(call, observation)
+            reshaped = await post(call, observation)
         except Exception as exc:
             if cancelled():
                 raise asyncio.CancelledError() from None
@@ -927,24 +965,26 @@ async def _post_process(
             )
         if cancelled():
             raise asyncio.CancelledError()
-        if type(result) is not str:
-            if not issubclass(type(result), str):
+        if type(reshaped) is not str:
+            if not issubclass(type(reshaped), str):
                 return _outcome(
                     ActionStatus.EXECUTED,
-                    f"{WITHHELD}: post-processor {position} returned {type_label(result)}, not str",
+                    f"{WITHHELD}: post-processor {position} returned {type_label(reshaped)}, "
+                    "not str",
                     True,
                 )
-            result = str.__str__(result)
-        observation = result
+            reshaped = str.__str__(reshaped)
+        observation = reshaped
     return _outcome(ActionStatus.EXECUTED, observation, outcome.observation_is_synthetic)
 
 
 async def _policed(
     entry: _CompiledTool, call: ToolCall, policy: ToolPolicy, cancelled: Callable[[], bool]
 ) -> ActionOutcome:
-    denial = await _decide(policy, call, cancelled)
-    if denial is not None:
-        return denial
+    if policy.deciders or policy.default is not _ALLOW:
+        denial = await _decide(policy, call, cancelled)
+        if denial is not None:
+            return denial
     return await _chain(entry, call, policy, cancelled, None)
 
 
