@@ -12,6 +12,7 @@ from polyloop.durable import (
     SqliteJournalStore,
     run_durable,
 )
+from polyloop.policy import Decision, ToolPolicy, Verdict
 from polyloop.ports import (
     Action,
     ActionExecutor,
@@ -40,6 +41,7 @@ __all__ = [
     "ActionStatus",
     "BatchExecutor",
     "BatchJournal",
+    "Decision",
     "JournalDamagedError",
     "JournalStoreError",
     "RegistryBatchExecutor",
@@ -51,9 +53,11 @@ __all__ = [
     "ToolCall",
     "ToolEnvironmentError",
     "ToolHandler",
+    "ToolPolicy",
     "ToolRegistry",
     "ToolSpec",
     "ToolValidationError",
+    "Verdict",
     "__version__",
     "observation_for_history",
     "plain_arguments",

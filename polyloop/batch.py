@@ -19,13 +19,23 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from polyloop._json import type_label
+from polyloop.policy import ToolPolicy
 from polyloop.ports import Action, BatchJournal
 from polyloop.tools import (
+    _POST_INTERRUPTED,
     RegistryExecutor,
     ToolRegistry,
+    _chain,
     _CompiledTool,
+    _decide,
     _exception_name,
+    _HandlerRaised,
+    _map_exception,
+    _map_result,
+    _policed,
+    _policy_if_active,
     _run,
+    _Track,
 )
 from polyloop.types import ActionOutcome, ActionStatus, _trusted_outcome
 
@@ -38,6 +48,7 @@ _HAS_CANCELLING = sys.version_info >= (3, 11)  # Task.cancelling()
 _current_task = asyncio.current_task
 
 _INTERRUPTED = _trusted_outcome(ActionStatus.ENV_ERROR, INTERRUPTED, True)
+_POST_INTERRUPTED_OUTCOME = _trusted_outcome(ActionStatus.EXECUTED, _POST_INTERRUPTED, True)
 
 
 def _not_run(text: str) -> ActionOutcome:
@@ -90,9 +101,15 @@ class RegistryBatchExecutor:
     `execute_batch` calls neither order nor limit each other (B18).
     """
 
-    __slots__ = ("_executor", "_max_concurrency")
+    __slots__ = ("_executor", "_max_concurrency", "_policy")
 
-    def __init__(self, registry: ToolRegistry, *, max_concurrency: int = 10) -> None:
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        max_concurrency: int = 10,
+        policy: ToolPolicy | None = None,
+    ) -> None:
         if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int):
             raise TypeError(
                 "max_concurrency must be an int >= 1 (how many handlers of one batch may run "
@@ -105,6 +122,7 @@ class RegistryBatchExecutor:
             )
         self._executor = RegistryExecutor(registry)  # checks every handler, as R8 does
         self._max_concurrency = int(max_concurrency)
+        self._policy = _policy_if_active(policy)
 
     @property
     def registry(self) -> ToolRegistry:
@@ -154,7 +172,13 @@ class RegistryBatchExecutor:
                     before = cancelling()
                     call = action.tool_call
                     assert call is not None  # admitted, so it has a tool call
-                    outcome = await _run(admitted, call.arguments)
+                    policy = self._policy
+                    if policy is None:
+                        outcome = await _run(admitted, call.arguments)
+                    else:
+                        outcome = await _policed(
+                            admitted, call, policy, lambda: cancelling() > before
+                        )
                     if cancelling() > before:
                         raise asyncio.CancelledError()
                     return (outcome,)
@@ -173,7 +197,9 @@ class RegistryBatchExecutor:
                 )
         if not actions:
             return ()
-        return await _Batch(self._executor, tuple(actions), journal, self._max_concurrency).run()
+        return await _Batch(
+            self._executor, tuple(actions), journal, self._max_concurrency, self._policy
+        ).run()
 
     def __repr__(self) -> str:
         return (
@@ -191,8 +217,10 @@ class _Batch:
         actions: tuple[Action, ...],
         journal: BatchJournal | None,
         cap: int,
+        policy: ToolPolicy | None = None,
     ) -> None:
         self.actions = actions
+        self.policy = policy
         self.journal = journal
         self.cap = cap
         self.admitted = [executor._admit(action) for action in actions]
@@ -213,12 +241,23 @@ class _Batch:
         self.dirty = False
         self.wake: asyncio.Future[None] | None = None
         self.loop = asyncio.get_running_loop()
+        # With a policy, calls below `frontier` have been decided (P11), one at a time, in
+        # model order, by the `deciding` task, ahead of classification and `started`.
+        self.frontier = count if policy is None else 0
+        self.deciding: asyncio.Task[None] | None = None
+        self.deciding_cancelled = False
 
     @property
     def stopping(self) -> bool:
         return self.fault is not None or bool(self.raised) or self.cancelled or self.env_error
 
+    def _deciding_busy(self) -> bool:
+        return self.deciding is not None and not self.deciding.done()
+
     async def run(self) -> tuple[ActionOutcome, ...]:
+        if self.policy is not None:
+            self.deciding = self.loop.create_task(self._decide_all(self.policy))
+            self.deciding.add_done_callback(lambda _: self._wake())
         try:
             while True:
                 if not self.stopping:
@@ -228,7 +267,11 @@ class _Batch:
                 await self._commit_ready()
                 if self.fault is not None:
                     break
-                if not self.running and (self.next >= self.count or self.stopping):
+                if (
+                    not self.running
+                    and not self._deciding_busy()
+                    and (self.next >= self.count or self.stopping)
+                ):
                     break
                 await self._wait()
         except BaseException as error:  # a journal fault or a classifier's BaseException
@@ -236,7 +279,7 @@ class _Batch:
                 self.fault = error
         if self.fault is not None:
             self._cancel_running()
-            while self.running:
+            while self.running or self._deciding_busy():
                 await self._wait()
             raise self.fault
         self._resolve_not_entered()
@@ -247,12 +290,47 @@ class _Batch:
             raise asyncio.CancelledError()
         return tuple(self.outcomes)  # type: ignore[arg-type]
 
+    # --- deciding calls (P11) ----------------------------------------------------------------
+
+    async def _decide_all(self, policy: ToolPolicy) -> None:
+        """Run each accepted call's deciding stages, one call at a time, in model order.
+
+        A denied call becomes a resolved one, like a rejected call (B10: no classification, no
+        slot, no barrier, no `started`). Once a stop applies no deciding stage starts; one
+        that a stop cancels leaves its call undecided, so it gets the stop's "not run".
+        """
+        admitted = self.admitted
+        for index in range(self.count):
+            entry = admitted[index]
+            if type(entry) is _CompiledTool:
+                if self.stopping:
+                    return
+                call = self.actions[index].tool_call
+                assert call is not None
+                try:
+                    denial = await _decide(policy, call, self._deciding_was_cancelled)
+                except BaseException as error:
+                    if not (isinstance(error, asyncio.CancelledError) and self.deciding_cancelled):
+                        # P4: a decider's own BaseException stops the batch as B15 says.
+                        self.raised[index] = error
+                        self._cancel_running()
+                    self._wake()
+                    return
+                if denial is not None:
+                    admitted[index] = denial
+                    self.outcomes[index] = denial
+            self.frontier = index + 1
+            self._wake()
+
+    def _deciding_was_cancelled(self) -> bool:
+        return self.deciding_cancelled
+
     # --- starting calls --------------------------------------------------------------------
 
     def _fill(self) -> None:
         """Start every next call that model order, exclusivity and the cap allow (B3, B6–B8)."""
         admitted = self.admitted
-        while self.next < self.count:
+        while self.next < self.frontier:
             index = self.next
             item = admitted[index]
             if type(item) is not _CompiledTool:
@@ -313,10 +391,48 @@ class _Batch:
             # Entered next, with no await in between (B17); the scheduler may go on.
             self.pending_start = None
             self._wake()
+        policy = self.policy
+        if policy is None:
+            try:
+                return await _run(entry, arguments)
+            except BaseException as error:
+                return _Raised(error)
+        return await self._attempt_chain(index, entry, policy)
+
+    async def _attempt_chain(self, index: int, entry: _CompiledTool, policy: ToolPolicy) -> object:
+        """An allowed call's wrappers, handler and post-processors (P8–P10), ending the way
+        its handler ended when the batch's cancellation reached the chain (P9)."""
+        task = asyncio.current_task()
+        sent = self.cancel_sent
+
+        def cancelled() -> bool:
+            return task in sent
+
+        track = _Track()
+        call = self.actions[index].tool_call
+        assert call is not None
         try:
-            return await _run(entry, arguments)
+            return await _chain(entry, call, policy, cancelled, track)
         except BaseException as error:
-            return _Raised(error)
+            if not (isinstance(error, asyncio.CancelledError) and cancelled()):
+                return _Raised(error)
+        # Stopped from outside: the call ended the way its handler last ended.
+        if not track.ended:
+            return _Raised(asyncio.CancelledError())  # interrupted (or never entered)
+        result = track.result
+        if type(result) is _HandlerRaised:
+            ended = result.error
+            if not isinstance(ended, Exception):
+                return _Raised(asyncio.CancelledError())
+            outcome = _map_exception(ended)
+        else:
+            try:
+                outcome = _map_result(entry, result)
+            except TypeError as signature_bug:
+                return _Raised(signature_bug)  # E9 (B16)
+        if outcome.status is ActionStatus.EXECUTED and policy.post:
+            return _POST_INTERRUPTED_OUTCOME  # never the unprocessed observation (P10)
+        return outcome
 
     # --- settling calls ----------------------------------------------------------------------
 
@@ -357,6 +473,15 @@ class _Batch:
             if task is not current and task not in self.cancel_sent:
                 self.cancel_sent.add(task)
                 task.cancel()
+        deciding = self.deciding
+        if (
+            deciding is not None
+            and deciding is not current
+            and not deciding.done()
+            and not self.deciding_cancelled
+        ):
+            self.deciding_cancelled = True
+            deciding.cancel()
 
     # --- waiting and committing --------------------------------------------------------------
 

@@ -7,9 +7,12 @@ executor can run, and `restrict_to` carries each handler along with its spec (de
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
 import inspect
 import numbers
+import sys
 import types
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -17,6 +20,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from polyloop._json import freeze_json, safe_repr, shorten, thaw, thaw_arguments, type_label
+from polyloop.policy import Decision, ToolPolicy, Verdict
 from polyloop.ports import Action, ToolCall
 from polyloop.types import ActionOutcome, ActionStatus, ReplayPolicy, _trusted_outcome
 
@@ -518,18 +522,25 @@ class ToolRegistry:
             name = str.__str__(name)  # a `str` subclass is named by its text, not its repr
         return f"unknown tool {safe_repr(name)}; the available tools are: {visible}"
 
-    def executor(self) -> RegistryExecutor:
-        """An executor dispatching to these specs' handlers (every spec must have one)."""
-        return RegistryExecutor(self)
+    def executor(self, *, policy: ToolPolicy | None = None) -> RegistryExecutor:
+        """An executor dispatching to these specs' handlers (every spec must have one).
 
-    def batch_executor(self, *, max_concurrency: int = 10) -> RegistryBatchExecutor:
+        `policy` puts decide, ask, wrap and post-process stages before and around each handler
+        (section 11); None or `ToolPolicy()` changes nothing.
+        """
+        return RegistryExecutor(self, policy=policy)
+
+    def batch_executor(
+        self, *, max_concurrency: int = 10, policy: ToolPolicy | None = None
+    ) -> RegistryBatchExecutor:
         """A batch executor running one model turn's calls on these handlers (R9, section 10).
 
-        `max_concurrency` caps how many handlers of one batch run at once.
+        `max_concurrency` caps how many handlers of one batch run at once; `policy` as for
+        `executor` (section 11: deciding stages one call at a time, in model order).
         """
         from polyloop.batch import RegistryBatchExecutor
 
-        return RegistryBatchExecutor(self, max_concurrency=max_concurrency)
+        return RegistryBatchExecutor(self, max_concurrency=max_concurrency, policy=policy)
 
     def __len__(self) -> int:
         return len(self._specs)
@@ -598,9 +609,9 @@ class RegistryExecutor:
     recognise it and insist that its registry is the run's registry.
     """
 
-    __slots__ = ("_compiled", "_registry")
+    __slots__ = ("_compiled", "_policy", "_registry")
 
-    def __init__(self, registry: ToolRegistry) -> None:
+    def __init__(self, registry: ToolRegistry, *, policy: ToolPolicy | None = None) -> None:
         if not isinstance(registry, ToolRegistry):
             raise TypeError(
                 f"RegistryExecutor(registry) takes a ToolRegistry, got {type_label(registry)}"
@@ -612,6 +623,7 @@ class RegistryExecutor:
                 + ", ".join(safe_repr(name) for name in missing)
                 + " (give each ToolSpec an async handler=)"
             )
+        self._policy = _policy_if_active(policy)
         self._registry = registry
         self._compiled = registry._compiled
 
@@ -633,7 +645,17 @@ class RegistryExecutor:
         admitted = self._admit(action)
         if type(admitted) is not _CompiledTool:
             return admitted  # type: ignore[return-value]
-        return await _run(admitted, action.tool_call.arguments)  # type: ignore[union-attr]
+        policy = self._policy
+        if policy is None:
+            return await _run(admitted, action.tool_call.arguments)  # type: ignore[union-attr]
+        call: ToolCall = action.tool_call  # type: ignore[assignment]
+        task = _current_task()
+        if task is None or not _HAS_CANCELLING:
+            return await _execute_policed(admitted, call, policy)
+        # P9: a cancellation of this task is seen even when a listener swallows it.
+        cancelling = task.cancelling  # type: ignore[attr-defined,unused-ignore]
+        before = cancelling()
+        return await _policed(admitted, call, policy, lambda: cancelling() > before)
 
     def _admit(self, action: Action) -> ActionOutcome | _CompiledTool:
         """The rejection outcome of `action` (E1, E2), or the compiled tool that accepts it.
@@ -686,3 +708,316 @@ async def _run(entry: _CompiledTool, arguments: Mapping[str, Any]) -> ActionOutc
             )
         result = str.__str__(result)
     return _outcome(ActionStatus.EXECUTED, result, False)
+
+
+# --- policy (contract section 11) ----------------------------------------------------------------
+
+_HAS_CANCELLING = sys.version_info >= (3, 11)  # Task.cancelling()
+_current_task = asyncio.current_task
+
+DENIED = "denied by the tool policy"
+_DEFAULT_DENIED = f"{DENIED}: no decider allowed the call and the default is DENY"
+_APPROVER_REFUSED = f"{DENIED}: the approver refused the call"
+_NO_APPROVER = f"{DENIED}: the call needs approval and no approver is configured"
+_APPROVER_UNCLEAR = f"{DENIED}: the approver's answer was not True (only True approves)"
+WITHHELD = "the observation was withheld"
+_POST_INTERRUPTED = f"{WITHHELD}: post-processing was interrupted"
+
+
+def _denied(text: str) -> ActionOutcome:
+    return _outcome(ActionStatus.NOT_EXECUTED, shorten(text, 1900), True)
+
+
+def _policy_if_active(policy: object) -> ToolPolicy | None:
+    """`policy` when it changes anything, else None (P: `ToolPolicy()` is no policy)."""
+    if policy is None:
+        return None
+    if type(policy) is not ToolPolicy:
+        raise TypeError(f"policy= takes a ToolPolicy or None, got {type_label(policy)}")
+    if (
+        not policy.deciders
+        and not policy.wrappers
+        and not policy.post
+        and policy.default is Decision.ALLOW
+    ):
+        return None
+    return policy
+
+
+async def _decide(
+    policy: ToolPolicy, call: ToolCall, cancelled: Callable[[], bool]
+) -> ActionOutcome | None:
+    """The denial of `call`, or None when it is allowed (P3–P6).
+
+    Every decider is awaited once, one after another in their order, so the reasons and the
+    result never depend on timing (P3, P12). A cancellation seen after any listener ends the
+    call whatever that listener answered (P9).
+    """
+    denials: list[str] | None = None
+    asks: list[str] | None = None
+    allowed = False
+    position = -1
+    for decider in policy.deciders:
+        position += 1
+        try:
+            answer = await decider(call)
+        except Exception as exc:
+            if cancelled():
+                raise asyncio.CancelledError() from None
+            if denials is None:
+                denials = []
+            denials.append(f"decider {position} raised {_exception_name(exc)}")
+            continue
+        if cancelled():
+            raise asyncio.CancelledError()
+        if answer is None:
+            continue
+        if type(answer) is Verdict:
+            decision = answer.decision
+            if decision is _ALLOW:
+                allowed = True
+                continue
+            if decision is _ASK:
+                if asks is None:
+                    asks = []
+                asks.append(answer.reason)
+                continue
+            reason = answer.reason
+            text = f"decider {position}: {reason}" if reason else f"decider {position}"
+        else:
+            text = f"decider {position} answered {type_label(answer)}, not a Verdict or None"
+        if denials is None:
+            denials = []
+        denials.append(text)
+    if denials is not None:
+        return _denied(f"{DENIED}: " + "; ".join(denials))
+    if asks is None:
+        if allowed:
+            return None
+        default = policy.default
+        if default is _ALLOW:
+            return None
+        if default is Decision.DENY:
+            return _denied(_DEFAULT_DENIED)
+    approver = policy.approver
+    if approver is None:
+        return _denied(_NO_APPROVER)
+    try:
+        granted = await approver(call, () if asks is None else tuple(asks))
+    except Exception as exc:
+        if cancelled():
+            raise asyncio.CancelledError() from None
+        return _denied(f"{DENIED}: the approver raised {_exception_name(exc)}")
+    if cancelled():
+        raise asyncio.CancelledError()
+    if granted is True:
+        return None
+    if granted is False:
+        return _denied(_APPROVER_REFUSED)
+    return _denied(_APPROVER_UNCLEAR)
+
+
+_ALLOW = Decision.ALLOW
+_ASK = Decision.ASK
+
+
+class _Track:
+    """How the last handler entry of one call's chain ended (P9 in a batch) and how far its
+    post-processing got (P10)."""
+
+    __slots__ = ("ended", "result")
+
+    def __init__(self) -> None:
+        self.ended = False  # the last handler entry returned or raised
+        self.result: object = None  # what it returned, or a _HandlerRaised
+
+
+class _HandlerRaised:
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+def _map_result(entry: _CompiledTool, result: object) -> ActionOutcome:
+    """A chain's (or a handler's) return value as section 6 maps it (E5, E9)."""
+    if type(result) is not str:
+        if not issubclass(type(result), str):
+            raise TypeError(
+                f"the handler of tool {entry.label} returned {type_label(result)}, "
+                "not str: a handler must return the observation text"
+            )
+        result = str.__str__(result)
+    return _outcome(ActionStatus.EXECUTED, result, False)
+
+
+def _map_exception(exc: Exception) -> ActionOutcome:
+    """A chain's (or a handler's) `Exception` as section 6 maps it (E3, E4, E12)."""
+    text = _exception_text(exc)
+    if isinstance(exc, ToolEnvironmentError):
+        if text is None:
+            text = f"{_exception_name(exc)}: {_STR_FAILED}"
+        return _outcome(ActionStatus.ENV_ERROR, text, False)
+    return _outcome(
+        ActionStatus.EXECUTED,
+        f"{_exception_name(exc)}: {_STR_FAILED if text is None else text}",
+        False,
+    )
+
+
+class _Chain:
+    """One allowed call's wrapper chain: `proceed()` of position k runs wrapper k, and past the
+    last wrapper enters the handler on a fresh plain copy of the arguments (P8)."""
+
+    __slots__ = ("call", "cancelled", "depth", "handler", "track", "wrappers")
+
+    def __init__(
+        self,
+        handler: ToolHandler,
+        call: ToolCall,
+        wrappers: tuple[Any, ...],
+        cancelled: Callable[[], bool],
+        track: _Track | None,
+    ) -> None:
+        self.handler = handler
+        self.call = call
+        self.wrappers = wrappers
+        self.depth = len(wrappers)
+        self.cancelled = cancelled
+        self.track = track
+
+    def at(self, position: int) -> Callable[[], Awaitable[Any]]:
+        if position == self.depth:
+            return self.enter
+        return functools.partial(self.wrap, position)
+
+    async def wrap(self, position: int) -> object:
+        if self.cancelled():
+            raise asyncio.CancelledError()
+        return await self.wrappers[position](self.call, self.at(position + 1))
+
+    async def enter(self) -> object:
+        if self.cancelled():
+            raise asyncio.CancelledError()  # no handler is entered after the cancellation (P9)
+        track = self.track
+        if track is None:
+            return await self.handler(thaw_arguments(self.call.arguments))
+        track.ended = False
+        try:
+            result = await self.handler(thaw_arguments(self.call.arguments))
+        except BaseException as error:
+            track.ended, track.result = True, _HandlerRaised(error)
+            raise
+        track.ended, track.result = True, result
+        return result
+
+
+async def _chain(
+    entry: _CompiledTool,
+    call: ToolCall,
+    policy: ToolPolicy,
+    cancelled: Callable[[], bool],
+    track: _Track | None,
+) -> ActionOutcome:
+    """Run an allowed call's wrappers, handler and post-processors (P8–P10).
+
+    Raises `CancelledError` once `cancelled()` is seen, whatever a wrapper or post-processor
+    made of the cancellation (P9): a swallowed cancellation never becomes an outcome.
+    """
+    handler = entry.handler
+    assert handler is not None
+    wrappers = policy.wrappers
+    try:
+        if wrappers:
+            result = await _Chain(handler, call, wrappers, cancelled, track).wrap(0)
+        elif track is None:
+            result = await handler(thaw_arguments(call.arguments))
+        else:
+            result = await _Chain(handler, call, wrappers, cancelled, track).enter()
+    except Exception as exc:
+        if cancelled():
+            raise asyncio.CancelledError() from None
+        outcome = _map_exception(exc)
+    else:
+        if cancelled():
+            raise asyncio.CancelledError()
+        if type(result) is str:
+            outcome = _outcome(ActionStatus.EXECUTED, result, False)
+        else:
+            outcome = _map_result(entry, result)
+    posts = policy.post
+    if not posts or outcome.status is not ActionStatus.EXECUTED:
+        return outcome
+    # Post-processing reshapes, never forges, never leaks (P10).
+    observation = outcome.observation
+    position = -1
+    for post in posts:
+        position += 1
+        try:
+            reshaped = await post(call, observation)
+        except Exception as exc:
+            if cancelled():
+                raise asyncio.CancelledError() from None
+            return _outcome(
+                ActionStatus.EXECUTED,
+                f"{WITHHELD}: post-processor {position} raised {_exception_name(exc)}",
+                True,
+            )
+        if cancelled():
+            raise asyncio.CancelledError()
+        if type(reshaped) is not str:
+            if not issubclass(type(reshaped), str):
+                return _outcome(
+                    ActionStatus.EXECUTED,
+                    f"{WITHHELD}: post-processor {position} returned {type_label(reshaped)}, "
+                    "not str",
+                    True,
+                )
+            reshaped = str.__str__(reshaped)
+        observation = reshaped
+    return _outcome(ActionStatus.EXECUTED, observation, outcome.observation_is_synthetic)
+
+
+async def _policed(
+    entry: _CompiledTool, call: ToolCall, policy: ToolPolicy, cancelled: Callable[[], bool]
+) -> ActionOutcome:
+    if policy.deciders or policy.default is not _ALLOW:
+        denial = await _decide(policy, call, cancelled)
+        if denial is not None:
+            return denial
+    return await _chain(entry, call, policy, cancelled, None)
+
+
+def _never() -> bool:
+    return False
+
+
+async def _execute_policed(
+    entry: _CompiledTool, call: ToolCall, policy: ToolPolicy
+) -> ActionOutcome:
+    """`execute` with a policy: the stages, cancellation reaching through all of them (P9)."""
+    task = asyncio.current_task()
+    if task is None:  # driven by hand, outside a task: nothing can cancel it
+        return await _policed(entry, call, policy, _never)
+    if _HAS_CANCELLING:
+        cancelling = task.cancelling  # type: ignore[attr-defined,unused-ignore]
+        before = cancelling()
+        return await _policed(entry, call, policy, lambda: cancelling() > before)
+    # 3.10 has no Task.cancelling(): run the stages in a child task, so a cancellation of this
+    # one is seen here even when a listener swallows it, and pass it on.
+    seen: list[bool] = []
+    child = asyncio.get_running_loop().create_task(
+        _policed(entry, call, policy, lambda: bool(seen))
+    )
+    try:
+        await asyncio.wait((child,))
+    except asyncio.CancelledError:
+        seen.append(True)
+        child.cancel()
+        while not child.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait((child,))
+        if not child.cancelled():
+            child.exception()  # retrieved: the cancellation wins (P9)
+        raise
+    return child.result()
