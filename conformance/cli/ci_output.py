@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from conformance._core.report import ClauseResult, Report, _jsonable
 from conformance._core.wording import words
+from conformance.tools.locate import json_tool_entries
 
 if TYPE_CHECKING:
     from conformance.tools.report import ToolCheckReport
@@ -114,85 +115,6 @@ def certify_cases(
             )
         )
     return tuple(cases)
-
-
-_WHITESPACE = " \t\n\r"
-"""What JSON counts as whitespace between tokens (RFC 8259), exactly what `json` skips."""
-
-
-def _skip(text: str, at: int) -> int:
-    while at < len(text) and text[at] in _WHITESPACE:
-        at += 1
-    return at
-
-
-def _array_items(text: str, at: int, decoder: json.JSONDecoder) -> list[tuple[object, int]]:
-    """(value, offset) of each item of the JSON array opening at ``text[at]``."""
-    items: list[tuple[object, int]] = []
-    at = _skip(text, at + 1)
-    if text[at] == "]":
-        return items
-    while True:
-        value, end = decoder.raw_decode(text, at)
-        items.append((value, at))
-        at = _skip(text, end)
-        if text[at] == "]":
-            return items
-        if text[at] != ",":
-            raise ValueError(f"expected ',' or ']' at offset {at}")
-        at = _skip(text, at + 1)
-
-
-def _tools_array(text: str, at: int, decoder: json.JSONDecoder) -> int | None:
-    """The offset of the value of the top-level object's last ``"tools"`` key (the one
-    `json.loads` keeps), or None when it has none."""
-    found = None
-    at = _skip(text, at + 1)
-    if text[at] == "}":
-        return None
-    while True:
-        key, end = decoder.raw_decode(text, at)
-        at = _skip(text, end)
-        if text[at] != ":":
-            raise ValueError(f"expected ':' at offset {at}")
-        at = _skip(text, at + 1)
-        if key == "tools":
-            found = at
-        _value, end = decoder.raw_decode(text, at)
-        at = _skip(text, end)
-        if text[at] == "}":
-            return found
-        if text[at] != ",":
-            raise ValueError(f"expected ',' or '}}' at offset {at}")
-        at = _skip(text, at + 1)
-
-
-def json_tool_entries(text: str) -> list[tuple[object, int]] | None:
-    """(entry, line) of each tool definition in a JSON tool file, in the order
-    `load_tool_file` reads them (a list, MCP's ``{"tools": [...]}``, or one definition); None
-    when the text is not such a file. `json` keeps no positions, so the few top-level tokens
-    are scanned here and every value is decoded by `json` itself (`raw_decode` at its offset)."""
-    decoder = json.JSONDecoder()
-    try:
-        data = decoder.decode(text)
-        start = _skip(text, 0)
-        if isinstance(data, list):
-            located = _array_items(text, start, decoder)
-        elif isinstance(data, dict) and isinstance(data.get("tools"), list):
-            at = _tools_array(text, start, decoder)
-            located = [] if at is None else _array_items(text, at, decoder)
-        elif isinstance(data, dict) and ("name" in data or "function" in data):
-            located = [(data, start)]
-        else:
-            return None
-    except (ValueError, IndexError, RecursionError):
-        return None
-    entries, line, counted = [], 1, 0
-    for value, at in located:  # offsets ascend: count each stretch of text once
-        line += text.count("\n", counted, at)
-        counted = at
-        entries.append((value, line))
-    return entries
 
 
 def _tool_lines(report: ToolCheckReport, file: str | None) -> list[int | None]:
