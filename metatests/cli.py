@@ -14,6 +14,7 @@ failure (exit 1), never a crash of the guard.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shlex
@@ -158,6 +159,12 @@ def _emit(report: Report, args: argparse.Namespace, *, recorded: bool = False) -
                 print(annotations)
         sys.stdout.flush()
     except OSError as exc:  # a closed pipe (`| head`), a full disk: not the baseline's fault
+        # What could not be written stays buffered; the interpreter's own flush at exit would
+        # fail again and turn exit 2 into 120. Point the stream at the null device first.
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, sys.stdout.fileno())
+            os.close(null)
         raise MetatestsError(f"cannot write the report to stdout: {exc.strerror or exc}") from None
     if args.junit:
         try:

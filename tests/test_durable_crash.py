@@ -17,7 +17,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests._durable_harness import INTERRUPTED, Schedule, check_invariants, entries
+from _durable_harness import INTERRUPTED, Schedule, check_invariants, entries
 
 CAMPAIGN = int(os.environ.get("POLYLOOP_CRASH_CAMPAIGN", "0") or 0)
 EVENTS = ("enter", "effect", "return", "started", "committed")

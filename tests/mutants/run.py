@@ -147,6 +147,7 @@ BATCH_PATH_FUNCTIONS = {
         "_Batch._journal_call",
         "_Batch._resolve_not_entered",
         "_Batch._not_run_text",
+        "_Batch._deciding_busy",
     },
 }
 """The scheduling path (issue 20): what `RegistryBatchExecutor.execute_batch` runs — its own
@@ -163,7 +164,11 @@ The class bodies (`__slots__`, the `stopping` property) are on it too: `execute_
 - the `registry` and `max_concurrency` properties, `parameters` and `__repr__`: R9's accessors
   and reproducibility parameters, which `execute_batch` never reads (it holds the inner
   `RegistryExecutor` and the cap in its slots);
-- `_NotEntered.<body>`: a docstring only; the marker's identity is made at import (`<module>`).
+- `_NotEntered.<body>`: a docstring only; the marker's identity is made at import (`<module>`);
+- the policy stages (`_decide_all`, `_deciding_was_cancelled`, `_attempt_chain`, section 11):
+  they run only with a `ToolPolicy` in force, and the batch judge certifies the executor without
+  one, so the policy tests judge them (`tests/test_policy*.py`). `_deciding_busy` is read on
+  every batch's loop, so it is on the path.
 
 What `execute_batch` calls in `polyloop/tools.py` (`_admit`, `_run`, `_exception_name`) is the
 executor subject's path, mutated there."""
@@ -178,6 +183,10 @@ BATCH_OFF_PATH = {
         "RegistryBatchExecutor.max_concurrency",
         "RegistryBatchExecutor.parameters",
         "RegistryBatchExecutor.__repr__",
+        "_Batch._decide_all",
+        "_Batch._deciding_was_cancelled",
+        "_Batch._attempt_chain",
+        "_Batch._attempt_chain.cancelled",
     },
 }
 """Every function of `polyloop/batch.py` is on `BATCH_PATH_FUNCTIONS` or here (a test checks

@@ -208,8 +208,8 @@ def test_a_mutant_that_does_not_parse_is_judged_not_annotation_only() -> None:
     """cosmic-ray turns the keyword-only marker `*` into `+`: invalid syntax, which must be
     judged (it fails to import, so it is killed) rather than crash the harness."""
     broken = _replaced(
-        "def batch_executor(self, *, max_concurrency",
-        "def batch_executor(self, +, max_concurrency",
+        "self, *, max_concurrency: int = 10",
+        "self, +, max_concurrency: int = 10",
     )
     assert not annotation_only(broken)
     assert with_annotation_only([broken], {}) == {}
@@ -225,7 +225,7 @@ def test_class_bodies_are_named_apart_from_the_module_and_their_methods() -> Non
         return _locate(source, number)[0]
 
     assert where("completes_run: bool = False") == "ToolSpec.<body>"
-    assert where('__slots__ = ("_compiled", "_registry")') == "RegistryExecutor.<body>"
+    assert where('__slots__ = ("_compiled", "_policy", "_registry")') == "RegistryExecutor.<body>"
     assert where("def registry(self) -> ToolRegistry:") == "RegistryExecutor.registry"
     assert where("_outcome = _trusted_outcome") == "<module>"
 
