@@ -12,13 +12,24 @@ run that silently checked nothing is visible even before the floor assertions fa
 kit's generation over big corpora and number edges, check-tools over a corpus). With
 ``POLYLOOP_ONE_PYTHON=3.11`` set (tox does), it runs on that Python only and is skipped, with
 that reason, on the others; without the variable it runs everywhere.
+
+The kit on one Python, the library on all (``POLYLOOP_FULL_PYTHON=3.11``, set by tox): the
+kit's own tests (`tests/kit`, `tests/mutants`, `tests/specificity`) are most of the suite's time
+and judge through code whose behaviour does not depend on the interpreter, so on the other
+Pythons only their version-sensitive part runs: a test marked `every_python`, or one whose id
+names a clause where the interpreter shows (cancellation: E6, B14, B15, P9; its name says
+`cancel`). polyloop's own tests (`tests/test_*.py`: asyncio cancellation, `wait_for`),
+the guard's (`tests/guard`: dataclass internals, `inspect`) and the packaging tests run on every
+Python. Without the variable everything runs everywhere.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -43,18 +54,48 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 _ONE_PYTHON = os.environ.get("POLYLOOP_ONE_PYTHON", "")
+_FULL_PYTHON = os.environ.get("POLYLOOP_FULL_PYTHON", "")
+KIT_ONLY_DIRS = ("kit", "mutants", "specificity")
+"""Folders under tests/ whose tests run whole on `POLYLOOP_FULL_PYTHON` only."""
+VERSION_SENSITIVE = re.compile(r"(?<![A-Za-z0-9])(E6|B14|B15|P9)(?![0-9])|cancel", re.IGNORECASE)
+"""A kit test whose id matches this runs on every Python (the clauses where asyncio's
+cancellation shows, which changed between 3.10 and 3.12)."""
+
+
+_TESTS = Path(__file__).resolve().parent
+
+
+def _kit_only(item: pytest.Item) -> bool:
+    try:
+        below = item.path.resolve().relative_to(_TESTS).parts
+    except ValueError:
+        return False
+    return len(below) > 1 and below[0] in KIT_ONLY_DIRS
+
+
+def _every_python(item: pytest.Item) -> bool:
+    return item.get_closest_marker("every_python") is not None or bool(
+        VERSION_SENSITIVE.search(item.nodeid)
+    )
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     running = f"{sys.version_info.major}.{sys.version_info.minor}"
-    if not _ONE_PYTHON or running == _ONE_PYTHON:
-        return
-    skip = pytest.mark.skip(
-        reason=f"one_python: interpreter-independent and slow; runs on {_ONE_PYTHON} only"
-    )
-    for item in items:
-        if item.get_closest_marker("one_python") is not None:
-            item.add_marker(skip)
+    if _ONE_PYTHON and running != _ONE_PYTHON:
+        skip = pytest.mark.skip(
+            reason=f"one_python: interpreter-independent and slow; runs on {_ONE_PYTHON} only"
+        )
+        for item in items:
+            if item.get_closest_marker("one_python") is not None:
+                item.add_marker(skip)
+    if _FULL_PYTHON and running != _FULL_PYTHON:
+        kit = pytest.mark.skip(
+            reason=f"full_python: the kit's tests run whole on {_FULL_PYTHON}; here only its "
+            "version-sensitive ones (every_python, cancellation)"
+        )
+        for item in items:
+            if _kit_only(item) and not _every_python(item):
+                item.add_marker(kit)
 
 
 @pytest.fixture

@@ -48,6 +48,7 @@ def test_B_clauses_are_selected_for_a_batch_subject_only() -> None:
         certify(RegistryExecutor, only=["B7"], profile="fast")
 
 
+@pytest.mark.every_python  # the reference certified on each interpreter
 def test_B7_a_batch_factory_gets_max_concurrency_and_the_report_says_batch() -> None:
     caps: list[int] = []
 
@@ -70,6 +71,7 @@ def test_an_action_executor_report_keeps_its_exact_shape() -> None:
     assert "subject" not in data and "through_one_call_batches" not in data
 
 
+@pytest.mark.every_python  # the reference certified on each interpreter
 def test_a_batch_factory_without_the_keyword_is_one_set_up_error_naming_it() -> None:
     def factory(registry: ToolRegistry) -> Any:
         return RegistryBatchExecutor(registry)

@@ -47,6 +47,7 @@ def statuses(report: Report) -> dict[str, str]:
 # --- the reference and other correct executors pass ------------------------------------------
 
 
+@pytest.mark.every_python  # the reference certified on each interpreter
 def test_reference_executor_passes_strict_white_box_on_the_ci_profile() -> None:
     # How long this takes is measured by `polyloop-conformance certify`, not asserted here:
     # the machines are shared and noisy.

@@ -24,6 +24,8 @@ from conformance._core.wording import ReportWords
 from conformance.engine import SetUpError, certify, select_clauses
 from polyloop import ToolRegistry
 
+pytestmark = pytest.mark.every_python  # targets are recognised by `inspect.signature`
+
 CLAUSE = "S1"
 """A catalog row no registered subject checks (the library's own tests do): the toy's."""
 
