@@ -69,6 +69,13 @@ TYPE_ONLY = ("E15",)
 that did not skip has certified nothing of substance (issue 22, item 6)."""
 
 STATUSES = ("pass", "fail", "error", "xfail", "skipped")
+
+BUDGET_NOTE = "not run: --budget"
+"""How a clause left out because ``--budget`` was spent starts its skip message."""
+
+BUDGET_SPENT = 4
+"""Exit status of a run that failed nothing but left clauses unjudged for ``--budget``: not a
+pass (0) and not a failure (1), so CI can tell a run cut short for time from either."""
 """``pass``; ``fail`` (the executor broke the clause, or an expected failure now passes);
 ``error`` (the factory or the kit could not run the check); ``xfail`` (failed, as the
 expected-failures list says); ``skipped`` (not checkable here, e.g. black-box)."""
@@ -227,10 +234,21 @@ class Report:
 
     def exit_status(self, *, allow_skips: bool = False) -> int:
         """0 when every selected clause passed (xfail and skipped count as passed), else 1; also
-        1 when the run checked nothing it was meant to (`unchecked`) unless `allow_skips`."""
+        1 when the run checked nothing it was meant to (`unchecked`) unless `allow_skips`, and
+        `BUDGET_SPENT` when it failed nothing but ``--budget`` left clauses unjudged."""
         if not self.passed:
             return 1
-        return 1 if self.unchecked() is not None and not allow_skips else 0
+        if self.unchecked() is not None and not allow_skips:
+            return 1
+        return BUDGET_SPENT if self.unjudged() else 0
+
+    def unjudged(self) -> tuple[str, ...]:
+        """IDs of the clauses not run because ``--budget`` was spent."""
+        return tuple(
+            r.id
+            for r in self.results
+            if r.status == "skipped" and (r.message or "").startswith(BUDGET_NOTE)
+        )
 
     def unchecked(self) -> str | None:
         """Why a run that failed nothing still certifies nothing, or None: every selected
@@ -340,12 +358,20 @@ class Report:
         unchecked = self.unchecked() if self.passed else None
         if unchecked is not None:
             verdict = "NOT CERTIFIED"
+        unjudged = self.unjudged() if self.passed and unchecked is None else ()
+        if unjudged:
+            verdict = "NOT JUDGED"
         lines += [
             "",
             f"{verdict}: {count(len(self.results), 'clause')} ({summary or 'none selected'})",
         ]
         if unchecked is not None:
             lines.append(f"{unchecked} (--allow-skips accepts this)")
+        if unjudged:
+            lines.append(
+                f"{count(len(unjudged), 'clause')} not judged, --budget was spent: "
+                f"{', '.join(unjudged)} (exit {BUDGET_SPENT}: no failure found, not a pass)"
+            )
         return "\n".join(lines)
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from conformance._core.hypo import PROFILES
-from conformance._core.report import Report
+from conformance._core.report import BUDGET_SPENT, Report
 from conformance._core.target import UsageError
 from conformance._core.text import escape_name, json_dumps
 from conformance.cli.ci_output import FORMATS, Case, github_annotations, junit_xml
@@ -327,6 +327,8 @@ EXIT_STATUSES = f"""exit status:
   2    usage or import error (one line on stderr)
   {OUTPUT_ERROR}    the report could not be written: a full disk, a closed pipe (one line on
        stderr; files are written before stdout, so --json survives a failing stdout)
+  {BUDGET_SPENT}    certify: nothing failed, but --budget was spent before every clause ran (the
+       last line names the clauses not judged): not a pass
   130  interrupted; 143 terminated"""
 
 

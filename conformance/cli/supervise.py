@@ -17,7 +17,7 @@ from typing import Any
 
 from conformance import catalog
 from conformance._core.limits import EXECUTE_DEADLINE, GRACE
-from conformance._core.report import ClauseResult, Counterexample
+from conformance._core.report import BUDGET_NOTE, ClauseResult, Counterexample
 from conformance._core.wording import DEFAULT_SUBJECT
 from conformance.cli.watchdog import OUTPUT_LIMIT, Child, Ended, Output, Watch
 from conformance.tools.report import CLAUSE_IDS, Finding, HandlerStats, ToolReport
@@ -305,7 +305,7 @@ def certify_in_child(
             _unreported(request, stream)
             break
         if stream.over_budget:
-            note = f"not run: --budget {budget:g}s was spent"
+            note = f"{BUDGET_NOTE} {budget:g}s was spent"
             for clause_id in list(stream.remaining):
                 stream.record(_synthetic(request, run.name, clause_id, "skipped", note, 0.0))
             break

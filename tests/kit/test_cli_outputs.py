@@ -16,7 +16,9 @@ from _subprocesses import env_with_tests
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance._core.report import BUDGET_SPENT, ClauseResult, Report
 from conformance.cli import build_parser
+from conformance.cli.shared import EXIT_STATUSES
 
 TOOLS = [
     {
@@ -182,6 +184,46 @@ def test_budget_skips_the_clauses_it_leaves_no_time_for(tmp_path: Path) -> None:
         ("E5", "skipped", "not run: --budget 0.001s was spent"),
     ]
     assert "NOT CERTIFIED" in done.stdout
+
+
+def _budget_report(*statuses: tuple[str, str, str | None]) -> Report:
+    results = tuple(
+        ClauseResult(id=i, title="t", level="core", status=s, examples=1, seconds=0.0, message=m)
+        for i, s, m in statuses
+    )
+    return Report(
+        kit_version="0", contract_version="1", target="t", level="strict", profile="ci",
+        seed=0, python="3", results=results, mode="white-box",
+    )  # fmt: skip
+
+
+def test_37_a_run_the_budget_cut_short_is_not_a_pass_and_names_what_it_left() -> None:
+    """Issue 37, item 1: nothing failed, yet clauses were left for time: exit 4, not 0, and the
+    last line says how many and which."""
+    spent = "not run: --budget 10s was spent"
+    report = _budget_report(
+        ("E1", "pass", None), ("B1", "skipped", spent), ("B2", "skipped", spent)
+    )
+    assert report.passed and report.exit_status() == BUDGET_SPENT == 4
+    assert report.unjudged() == ("B1", "B2")
+    text = report.to_text().splitlines()
+    assert text[-2].startswith("NOT JUDGED: 3 clauses")
+    assert text[-1] == (
+        "2 clauses not judged, --budget was spent: B1, B2 (exit 4: no failure found, not a pass)"
+    )
+
+
+def test_37_other_skips_and_failures_keep_their_status() -> None:
+    """A skip for another reason is no budget skip, and a failure stays exit 1."""
+    spent = "not run: --budget 10s was spent"
+    other = _budget_report(("E1", "pass", None), ("E6", "skipped", "black-box: no handler"))
+    assert other.exit_status() == 0 and "NOT JUDGED" not in other.to_text()
+    failed = _budget_report(("E1", "fail", None), ("B1", "skipped", spent))
+    assert failed.exit_status() == 1 and "FAILED" in failed.to_text()
+
+
+def test_37_the_help_documents_the_budget_exit_status() -> None:
+    assert "4    certify: nothing failed, but --budget was spent" in EXIT_STATUSES
 
 
 @needs_dev_full
