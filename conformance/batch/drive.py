@@ -184,6 +184,19 @@ own executor on the kit's scripted handlers), so a trial computes each one once 
 clauses."""
 
 
+async def _oracle(schedule: Schedule, oracles: Oracles | None) -> list[Any]:
+    """The sequential oracle's outcomes for `schedule`, from the run's cache when it has them
+    (the oracle depends only on the calls and the handlers' mutation)."""
+    key = (schedule.calls, schedule.mutate)
+    known = oracles.get(key) if oracles is not None else None
+    if known is not None:
+        return list(known)
+    oracle = list(await sequential_oracle(schedule.calls, schedule.mutate))
+    if oracles is not None:
+        oracles[key] = list(oracle)
+    return oracle
+
+
 async def drive(
     factory: Callable[..., Any],
     schedule: Schedule,
@@ -192,15 +205,7 @@ async def drive(
     oracles: Oracles | None = None,
 ) -> Run:
     """Play `schedule` against a fresh executor from `factory` and record what happened."""
-    key = (schedule.calls, schedule.mutate)
-    known = oracles.get(key) if oracles is not None else None
-    oracle = (
-        list(known)
-        if known is not None
-        else await sequential_oracle(schedule.calls, schedule.mutate)
-    )
-    if oracles is not None and known is None:
-        oracles[key] = list(oracle)
+    oracle = await _oracle(schedule, oracles)
     harness = Harness(mutate=schedule.mutate)
     executor = make_executor(factory, harness.registry, schedule.cap)
     journal = (

@@ -87,6 +87,31 @@ _WRONG_VALUES: tuple[Any, ...] = (
 a number in a string) come twice as often."""
 
 
+def _not_a_mapping(
+    draw: st.DrawFn, name: str, schema: Any, *, upstream: bool, pool_seed: int | None
+) -> ToolCall:
+    """V3: a call to `name` whose arguments are not a mapping (none, the JSON text of valid
+    arguments, their key/value pairs, a list or a scalar), every string with the sentinel."""
+    base = draw(
+        arguments_for(schema, upstream=upstream, pool_seed=pool_seed) | st.just({"query": "text"})
+    )
+    wrong = draw(st.sampled_from(["none", "json text", "pairs", "list", "scalar"]))
+    if wrong == "none":
+        return ToolCall(name=name, arguments=None)
+    if wrong == "json text":
+        return ToolCall(name=name, arguments=json.dumps(draw(_sentinels(base))))
+    if wrong == "pairs":
+        pairs = [[key, value] for key, value in base.items()] or [["query", "text"]]
+        return ToolCall(name=name, arguments=draw(_sentinels(pairs)))
+    if wrong == "list":
+        return ToolCall(
+            name=name,
+            arguments=draw(_sentinels(draw(st.lists(json_values(max_leaves=3), max_size=3)))),
+        )
+    scalar = draw(st.sampled_from([0, 1.5, True, "text"]))
+    return ToolCall(name=name, arguments=draw(_sentinels(scalar)))
+
+
 @st.composite
 def invalid_calls(
     draw: st.DrawFn,
@@ -119,25 +144,7 @@ def invalid_calls(
         return ToolCall(name=name, arguments=draw(_sentinels(arguments)))
     name, schema = draw(st.sampled_from([(n, s) for n, s in listed if aim_possible(aim, s)]))
     if aim == "V3":
-        base = draw(
-            arguments_for(schema, upstream=upstream, pool_seed=pool_seed)
-            | st.just({"query": "text"})
-        )
-        wrong = draw(st.sampled_from(["none", "json text", "pairs", "list", "scalar"]))
-        if wrong == "none":
-            return ToolCall(name=name, arguments=None)
-        if wrong == "json text":
-            return ToolCall(name=name, arguments=json.dumps(draw(_sentinels(base))))
-        if wrong == "pairs":
-            pairs = [[key, value] for key, value in base.items()] or [["query", "text"]]
-            return ToolCall(name=name, arguments=draw(_sentinels(pairs)))
-        if wrong == "list":
-            return ToolCall(
-                name=name,
-                arguments=draw(_sentinels(draw(st.lists(json_values(max_leaves=3), max_size=3)))),
-            )
-        scalar = draw(st.sampled_from([0, 1.5, True, "text"]))
-        return ToolCall(name=name, arguments=draw(_sentinels(scalar)))
+        return _not_a_mapping(draw, name, schema, upstream=upstream, pool_seed=pool_seed)
     if aim == "V4":
         required = effective_required(schema)
         base = draw(arguments_for(schema, upstream=upstream, pool_seed=pool_seed) | st.just({}))
