@@ -78,9 +78,24 @@ def from_schema(schema: Any) -> st.SearchStrategy[Any]:
     build = getattr(_hj, "__from_schema", None)
     if build is None:
         return _hj.from_schema(schema)
-    alphabet = _hj.CharStrategy.from_args(allow_x00=True, codec="utf-8")
+    alphabet: Any = _hj.CharStrategy.from_characters_args(
+        min_codepoint=0, categories=_UTF8_CATEGORIES
+    )
+    # What `CharStrategy.from_args(allow_x00=True, codec="utf-8")` makes, without its codec
+    # table: Hypothesis builds that by encoding every code point (seconds, whenever its cache
+    # directory is new, as in a fresh CI job), and UTF-8 encodes every code point but the
+    # surrogates, which are exactly the ``Cs`` category left out here.
+    alphabet.allow_x00 = True
+    alphabet.codec = "utf-8"
     strategy: st.SearchStrategy[Any] = build(schema, alphabet=alphabet, custom_formats=None)
     return strategy
+
+
+_UTF8_CATEGORIES: Any = (
+    *("Cc", "Cf", "Cn", "Co", "Ll", "Lm", "Lo", "Lt", "Lu", "Mc", "Me", "Mn", "Nd", "Nl", "No"),
+    *("Pc", "Pd", "Pe", "Pf", "Pi", "Po", "Ps", "Sc", "Sk", "Sm", "So", "Zl", "Zp", "Zs"),
+)
+"""Every Unicode general category but ``Cs`` (surrogates): the characters UTF-8 encodes."""
 
 
 @lru_cache(maxsize=512)

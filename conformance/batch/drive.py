@@ -19,7 +19,7 @@ from typing import Any
 from conformance.batch.harness import Call, Harness, Journal
 from polyloop import Action, ActionOutcome, RegistryExecutor
 
-__all__ = ["Run", "Schedule", "Snapshot", "drive", "make_executor"]
+__all__ = ["Oracles", "Run", "Schedule", "Snapshot", "drive", "make_executor"]
 
 
 @dataclass(frozen=True)
@@ -178,14 +178,34 @@ def result_of(task: asyncio.Future[Any]) -> tuple[Any, BaseException | None]:
         return None, exc
 
 
+Oracles = dict[tuple[tuple[Call, ...], bool], list[Any]]
+"""`sequential_oracle`'s answers by batch and ``mutate``: a pure function of them (polyloop's
+own executor on the kit's scripted handlers), so a trial computes each one once for all its
+clauses."""
+
+
+async def _oracle(schedule: Schedule, oracles: Oracles | None) -> list[Any]:
+    """The sequential oracle's outcomes for `schedule`, from the run's cache when it has them
+    (the oracle depends only on the calls and the handlers' mutation)."""
+    key = (schedule.calls, schedule.mutate)
+    known = oracles.get(key) if oracles is not None else None
+    if known is not None:
+        return list(known)
+    oracle = list(await sequential_oracle(schedule.calls, schedule.mutate))
+    if oracles is not None:
+        oracles[key] = list(oracle)
+    return oracle
+
+
 async def drive(
     factory: Callable[..., Any],
     schedule: Schedule,
     touch: Callable[[], None],
     deadline: float,
+    oracles: Oracles | None = None,
 ) -> Run:
     """Play `schedule` against a fresh executor from `factory` and record what happened."""
-    oracle = await sequential_oracle(schedule.calls, schedule.mutate)
+    oracle = await _oracle(schedule, oracles)
     harness = Harness(mutate=schedule.mutate)
     executor = make_executor(factory, harness.registry, schedule.cap)
     journal = (

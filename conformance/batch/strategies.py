@@ -9,6 +9,7 @@ shortest schedule that still fail, and replays exactly from the seed.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from hypothesis import strategies as st
@@ -23,7 +24,16 @@ __all__ = ["batches", "schedules", "together"]
 def batches(
     kinds: Sequence[str], behaviours: Sequence[str], min_size: int = 0, max_size: int = 6
 ) -> st.SearchStrategy[tuple[Call, ...]]:
-    call = st.builds(Call, st.sampled_from(tuple(kinds)), st.sampled_from(tuple(behaviours)))
+    return _batches(tuple(kinds), tuple(behaviours), min_size, max_size)
+
+
+@lru_cache(maxsize=128)
+def _batches(
+    kinds: tuple[str, ...], behaviours: tuple[str, ...], min_size: int, max_size: int
+) -> st.SearchStrategy[tuple[Call, ...]]:
+    # One strategy object per shape: `schedules` draws a batch every example, and a new
+    # strategy object is validated again each time it is built.
+    call = st.builds(Call, st.sampled_from(kinds), st.sampled_from(behaviours))
     return st.lists(call, min_size=min_size, max_size=max_size).map(tuple)
 
 

@@ -16,7 +16,15 @@ from conformance._core.limits import GRACE
 from conformance._core.outcome import TargetError
 from conformance._core.text import describe_exception
 from conformance.batch.blackbox import Plain, Recorder
-from conformance.batch.drive import FactoryFailed, Run, Schedule, drive, result_of, start_batch
+from conformance.batch.drive import (
+    FactoryFailed,
+    Oracles,
+    Run,
+    Schedule,
+    drive,
+    result_of,
+    start_batch,
+)
 from conformance.batch.harness import Unsettled
 from conformance.batch.judge import Inconclusive
 from conformance.batch.together import Side, Together, drive_together
@@ -47,6 +55,7 @@ class BatchTrial:
         self.runner = runner
         self.output = OutputCapture()
         self.runs = 0
+        self._oracles: Oracles = {}
 
     def _job(self, make: Callable[[Callable[[], None]], Any], what: str) -> Any:
         box: list[Any] = []
@@ -80,7 +89,8 @@ class BatchTrial:
     def run(self, schedule: Schedule) -> Run:
         """Play one schedule on a fresh executor."""
         run: Run = self._job(
-            lambda touch: drive(self.factory, schedule, touch, self.deadline), "the batch"
+            lambda touch: drive(self.factory, schedule, touch, self.deadline, self._oracles),
+            "the batch",
         )
         return run
 

@@ -97,13 +97,13 @@ _NONE = nothing_judged  # a pass in which no handler's result was judged proves 
 PROPERTIES: Mapping[str, Property] = {
     row.clause: row
     for row in (
-        _row("V1", single([VALID], ["text", "yield"]), True),
+        _row("V1", single([VALID], ["text", "yield"], upstream=True), True),
         _aimed("V2"),
         _aimed("V3"),
         _aimed("V4"),
         _aimed("V5"),
         _aimed("V6"),
-        _row("V7", single([BEYOND], ["text", "error"]), True),
+        _row("V7", single([BEYOND], ["text", "error"], upstream=True), True),
         _row("V8", single([INVALID, INVALID, BEYOND], tools=ScenarioSource.padded), True),
         _row("E1", single([CODE]), True),
         _row("E2", single([INVALID]), True),
@@ -118,7 +118,7 @@ PROPERTIES: Mapping[str, Property] = {
         _row("E11", many([VALID, VALID, INVALID, CODE], [*_OUTCOMES, "non_str"]), False),
         _row("E12", single([VALID], ["unprintable"]), False, _NONE),
         _row("E13", repeated, False),
-        _row("E14", single([BEYOND], _OUTCOMES), True),
+        _row("E14", single([BEYOND], _OUTCOMES, upstream=True), True),
         _row("E15", single([VALID, INVALID, CODE], _OUTCOMES), True),
     )
 }

@@ -85,15 +85,23 @@ class ScenarioSource:
     tools: st.SearchStrategy[tuple[ToolDef, ...]]
     fixed: tuple[ToolDef, ...] = ()
     pool: tuple[dict[str, Any], ...] = ()
+    names: tuple[str, ...] = ()
+    """White-box: the tool names `with_tool_where` names an added tool from."""
+    pool_seed: int | None = None
+    """White-box: the seed of the argument pools (`gen.pooled_arguments`)."""
     hardened: bool = False
     """Level ``hardened``: also try each clause's hostile-object traps (`Property.hostile`)."""
 
     @classmethod
     def generated(cls, seed: int, pool_size: int) -> ScenarioSource:
         pool = gen.schema_pool(seed, pool_size)
-        schemas = st.integers(0, len(pool) - 1).map(pool.__getitem__)
+        sets = gen.tool_set_pool(seed, pool_size)
         return cls(
-            white_box=True, pool=pool, tools=gen.tool_definition_sets(max_size=3, schemas=schemas)
+            white_box=True,
+            pool=pool,
+            tools=st.integers(0, len(sets) - 1).map(sets.__getitem__),
+            names=gen.tool_name_pool(seed, pool_size),
+            pool_seed=seed,
         )
 
     @classmethod
@@ -118,9 +126,9 @@ class ScenarioSource:
         if not self.white_box:
             return self.tools
         eligible = [schema for schema in self.pool if fits(schema)]
-        return st.tuples(
-            self.tools, st.sampled_from(eligible), gen.tool_names(allow_long=False)
-        ).map(lambda parts: _with_tool(*parts, fits=fits))
+        return st.tuples(self.tools, st.sampled_from(eligible), st.sampled_from(self.names)).map(
+            lambda parts: _with_tool(*parts, fits=fits)
+        )
 
     def padded(self) -> st.SearchStrategy[tuple[ToolDef, ...]]:
         """Tool sets that now and then hold more than 20 tools (V2 names up to 20 of them;
@@ -183,15 +191,29 @@ class Property:
 
 
 def _calls(
-    kind: ActionKind, aims: Sequence[str] = gen.INVALID_AIMS
+    kind: ActionKind,
+    aims: Sequence[str] = gen.INVALID_AIMS,
+    *,
+    upstream: bool = False,
+    pool_seed: int | None = None,
 ) -> Callable[[tuple[ToolDef, ...]], st.SearchStrategy[Action]]:
+    # `upstream`: valid arguments, and the valid calls that calls beyond the subset vary, are
+    # searched with hypothesis-jsonschema too, where their variety is the check (V1, V7, E14);
+    # otherwise, with a `pool_seed` (white-box), they are drawn in one choice from a pool per
+    # schema (`pooled_arguments`): the call only has to reach its handler or validation.
+    pooled = None if upstream else pool_seed
+
     def actions(tools: tuple[ToolDef, ...]) -> st.SearchStrategy[Action]:
         if kind is ActionKind.CODE:
             return gen.code_actions()
         calls: st.SearchStrategy[ToolCall] = {
-            ActionKind.VALID: lambda: gen.valid_calls(tools),
-            ActionKind.INVALID: lambda: gen.invalid_calls(tools, aims),
-            ActionKind.BEYOND: lambda: gen.beyond_subset_calls(tools),
+            ActionKind.VALID: lambda: gen.valid_calls(tools, upstream=upstream, pool_seed=pooled),
+            ActionKind.INVALID: lambda: gen.invalid_calls(
+                tools, aims, upstream=False, pool_seed=pool_seed
+            ),
+            ActionKind.BEYOND: lambda: gen.beyond_subset_calls(
+                tools, upstream=upstream, pool_seed=pooled
+            ),
         }[kind]()
         return calls.map(lambda call: Action(tool_call=call))
 
@@ -204,19 +226,22 @@ def single(
     *,
     aims: Sequence[str] = gen.INVALID_AIMS,
     tools: Callable[[ScenarioSource], st.SearchStrategy[tuple[ToolDef, ...]]] | None = None,
+    upstream: bool = False,
 ) -> Callable[[ScenarioSource], st.SearchStrategy[Scenario]]:
     """Scenarios of one action of one of `kinds` (valid, invalid, beyond, code), over the
-    tool sets `tools` draws from a source (default: the source's own)."""
+    tool sets `tools` draws from a source (default: the source's own); `upstream`: valid
+    arguments from hypothesis-jsonschema as well as from the kit's generator (V1)."""
 
     def scenarios(source: ScenarioSource) -> st.SearchStrategy[Scenario]:
         tools_strategy = source.tools if tools is None else tools(source)
         handler = gen.handler_behaviours(behaviours)
+        seed = source.pool_seed
 
         @st.composite
         def build(draw: st.DrawFn) -> Scenario:
             drawn = draw(tools_strategy)
             kind = draw(st.sampled_from(list(kinds)))
-            action = draw(_calls(kind, aims)(drawn))
+            action = draw(_calls(kind, aims, upstream=upstream, pool_seed=seed)(drawn))
             behaviour = draw(handler) if source.white_box else None
             return Scenario(tools=drawn, steps=(Step(action=action, behaviour=behaviour),))
 
@@ -241,7 +266,8 @@ def many(
             # (tool and arguments), so two behaviours for one call could not both run.
             scripted: dict[tuple[str, Any], Behaviour] = {}
             for _ in range(draw(st.integers(low, high))):
-                action = draw(_calls(draw(st.sampled_from(list(kinds))))(tools))
+                kind = draw(st.sampled_from(list(kinds)))
+                action = draw(_calls(kind, pool_seed=source.pool_seed)(tools))
                 behaviour: Behaviour = YieldFirst(times=draw(st.integers(0, 4)), then=draw(handler))
                 if action.tool_call is not None:
                     key = (action.tool_call.name, arguments_key(action.tool_call.arguments))
@@ -260,7 +286,8 @@ def repeated(source: ScenarioSource) -> st.SearchStrategy[Scenario]:
     @st.composite
     def build(draw: st.DrawFn) -> Scenario:
         tools = draw(source.tools)
-        action = Action(tool_call=draw(gen.valid_calls(tools)))
+        call = gen.valid_calls(tools, upstream=False, pool_seed=source.pool_seed)
+        action = Action(tool_call=draw(call))
         behaviour = MutateArguments(then=ReturnText(text=draw(st.text(max_size=10))))
         step = Step(action=action, behaviour=behaviour)
         return Scenario(tools=tools, steps=(step, step))

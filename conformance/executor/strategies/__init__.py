@@ -25,7 +25,7 @@ These are public: a project can use them to test its own executor or tools beyon
 
 from __future__ import annotations
 
-from conformance._core.arguments import valid_arguments, valid_calls
+from conformance._core.arguments import pooled_arguments, valid_arguments, valid_calls
 from conformance._core.values import (
     BEHAVIOUR_KINDS,
     DIALECTS,
@@ -57,7 +57,9 @@ from conformance.executor.strategies.schemas import (
     schema_pool,
     tool_definition_sets,
     tool_definitions,
+    tool_name_pool,
     tool_schemas,
+    tool_set_pool,
     tool_specs,
 )
 
@@ -84,13 +86,16 @@ __all__ = [
     "invalid_calls",
     "json_values",
     "observation_texts",
+    "pooled_arguments",
     "property_names",
     "registries",
     "schema_pool",
     "tool_definition_sets",
     "tool_definitions",
+    "tool_name_pool",
     "tool_names",
     "tool_schemas",
+    "tool_set_pool",
     "tool_specs",
     "valid_arguments",
     "valid_calls",

@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import assume, reject
 from hypothesis import strategies as st
 
-from conformance._core.arguments import _tools, valid_arguments
+from conformance._core.arguments import _tools, arguments_for
 from conformance._core.values import (
     INVALID_AIMS,
     SENTINEL_MARK,
@@ -87,12 +87,43 @@ _WRONG_VALUES: tuple[Any, ...] = (
 a number in a string) come twice as often."""
 
 
+def _not_a_mapping(
+    draw: st.DrawFn, name: str, schema: Any, *, upstream: bool, pool_seed: int | None
+) -> ToolCall:
+    """V3: a call to `name` whose arguments are not a mapping (none, the JSON text of valid
+    arguments, their key/value pairs, a list or a scalar), every string with the sentinel."""
+    base = draw(
+        arguments_for(schema, upstream=upstream, pool_seed=pool_seed) | st.just({"query": "text"})
+    )
+    wrong = draw(st.sampled_from(["none", "json text", "pairs", "list", "scalar"]))
+    if wrong == "none":
+        return ToolCall(name=name, arguments=None)
+    if wrong == "json text":
+        return ToolCall(name=name, arguments=json.dumps(draw(_sentinels(base))))
+    if wrong == "pairs":
+        pairs = [[key, value] for key, value in base.items()] or [["query", "text"]]
+        return ToolCall(name=name, arguments=draw(_sentinels(pairs)))
+    if wrong == "list":
+        return ToolCall(
+            name=name,
+            arguments=draw(_sentinels(draw(st.lists(json_values(max_leaves=3), max_size=3)))),
+        )
+    scalar = draw(st.sampled_from([0, 1.5, True, "text"]))
+    return ToolCall(name=name, arguments=draw(_sentinels(scalar)))
+
+
 @st.composite
 def invalid_calls(
-    draw: st.DrawFn, tools: ToolRegistry | Sequence[Any], aims: Iterable[str] = INVALID_AIMS
+    draw: st.DrawFn,
+    tools: ToolRegistry | Sequence[Any],
+    aims: Iterable[str] = INVALID_AIMS,
+    *,
+    upstream: bool = True,
+    pool_seed: int | None = None,
 ) -> ToolCall:
     """A ToolCall that validation must reject, aimed at one of `aims` (V2–V6) and otherwise
-    as valid as possible. Every string value in its arguments contains `SENTINEL_MARK`."""
+    as valid as possible (`upstream` and `pool_seed`: as for `valid_calls`, for the valid part).
+    Every string value in its arguments contains `SENTINEL_MARK`."""
     listed = _tools(tools)
     names = {name for name, _ in listed}
     possible = [
@@ -113,30 +144,15 @@ def invalid_calls(
         return ToolCall(name=name, arguments=draw(_sentinels(arguments)))
     name, schema = draw(st.sampled_from([(n, s) for n, s in listed if aim_possible(aim, s)]))
     if aim == "V3":
-        base = draw(valid_arguments(schema) | st.just({"query": "text"}))
-        wrong = draw(st.sampled_from(["none", "json text", "pairs", "list", "scalar"]))
-        if wrong == "none":
-            return ToolCall(name=name, arguments=None)
-        if wrong == "json text":
-            return ToolCall(name=name, arguments=json.dumps(draw(_sentinels(base))))
-        if wrong == "pairs":
-            pairs = [[key, value] for key, value in base.items()] or [["query", "text"]]
-            return ToolCall(name=name, arguments=draw(_sentinels(pairs)))
-        if wrong == "list":
-            return ToolCall(
-                name=name,
-                arguments=draw(_sentinels(draw(st.lists(json_values(max_leaves=3), max_size=3)))),
-            )
-        scalar = draw(st.sampled_from([0, 1.5, True, "text"]))
-        return ToolCall(name=name, arguments=draw(_sentinels(scalar)))
+        return _not_a_mapping(draw, name, schema, upstream=upstream, pool_seed=pool_seed)
     if aim == "V4":
         required = effective_required(schema)
-        base = draw(valid_arguments(schema) | st.just({}))
+        base = draw(arguments_for(schema, upstream=upstream, pool_seed=pool_seed) | st.just({}))
         drop = draw(st.lists(st.sampled_from(required), min_size=1, unique=True))
         arguments = {key: value for key, value in base.items() if key not in drop}
     elif aim == "V5":
         allowed = closed_properties(schema) or frozenset()
-        base = draw(valid_arguments(schema))
+        base = draw(arguments_for(schema, upstream=upstream, pool_seed=pool_seed))
         candidates = [miss for key in sorted(allowed) for miss in _near_misses(key)]
         extra_key = st.one_of(
             property_names(),
@@ -155,7 +171,7 @@ def invalid_calls(
     else:  # V6
         typed = typed_properties(schema)
         key = draw(st.sampled_from(sorted(typed)))
-        base = draw(valid_arguments(schema))
+        base = draw(arguments_for(schema, upstream=upstream, pool_seed=pool_seed))
         wrong_values = [
             v for v in _WRONG_VALUES if json_types_of(v) and not json_types_of(v) & typed[key]
         ]
@@ -197,17 +213,25 @@ def _variants(value: Any, depth: int = 0) -> list[Any]:
 
 
 @st.composite
-def beyond_subset_calls(draw: st.DrawFn, tools: ToolRegistry | Sequence[Any]) -> ToolCall:
+def beyond_subset_calls(
+    draw: st.DrawFn,
+    tools: ToolRegistry | Sequence[Any],
+    *,
+    upstream: bool = True,
+    pool_seed: int | None = None,
+) -> ToolCall:
     """A ToolCall that full JSON Schema rejects but the contract's subset accepts (E14): an
     enum or range violation, a broken nested object, an extra key an
     ``additionalProperties`` schema or ``patternProperties`` forbids, ``3.0`` for a draft-04
-    integer, ... Drawn from every such variant of one valid call; none means the example is
-    rejected."""
+    integer, ... One such variant of one valid call: the first that qualifies from a drawn
+    place in the list of variants on (each variant costs two validations, so they are not all
+    judged first); none means the example is rejected. `upstream` and `pool_seed`: as for
+    `valid_calls`, for the valid call the variants start from."""
     listed = _tools(tools)
     if not listed:
         reject()
     name, schema = draw(st.sampled_from(listed))
-    arguments = draw(valid_arguments(schema))
+    arguments = draw(arguments_for(schema, upstream=upstream, pool_seed=pool_seed))
     schemas = {n: s for n, s in listed}
     validator = full_validator(schema)
     extra_keys = [
@@ -216,13 +240,15 @@ def beyond_subset_calls(draw: st.DrawFn, tools: ToolRegistry | Sequence[Any]) ->
         for odd in ("x", 1, None)
         if key not in arguments
     ]
-    candidates = [
-        variant
-        for variant in [*extra_keys, *_variants(arguments)][:150]
-        if isinstance(variant, dict)
-        and not validator.is_valid(variant)
-        and not must_reject(schemas, name, variant)
-    ]
-    if not candidates:
+    variants = [*extra_keys, *_variants(arguments)][:150]
+    if not variants:
         reject()
-    return ToolCall(name=name, arguments=draw(st.sampled_from(candidates)))
+    start = draw(st.integers(0, len(variants) - 1))
+    for variant in variants[start:] + variants[:start]:
+        if (
+            isinstance(variant, dict)
+            and not validator.is_valid(variant)
+            and not must_reject(schemas, name, variant)
+        ):
+            return ToolCall(name=name, arguments=variant)
+    reject()

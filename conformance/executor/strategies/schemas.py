@@ -14,8 +14,10 @@ from hypothesis import strategies as st
 from conformance._core.ground_truth import JSON_TYPES
 from conformance._core.values import (
     _PROPERTY_WORDS,
+    _TOOL_WORDS,
     DIALECTS,
     OLD_DIALECT_NAMES,
+    has_sentinel,
     tool_names,
 )
 from polyloop import ReplayPolicy, ToolRegistry, ToolSpec
@@ -392,6 +394,86 @@ def schema_pool(seed: int, size: int = 300) -> tuple[dict[str, Any], ...]:
     built = [_schema(_SeededChoices(seed * 1_000_003 + index), dialects) for index in range(size)]
     built.sort(key=lambda schema: len(json.dumps(schema)))
     return TRAP_SCHEMAS + tuple(built)
+
+
+_NAME_ALPHABETS = (
+    "abcdefghijklmnopqrstuvwxyz",
+    "ABCXYZ0123456789_.- ",
+    "\t\n\x00\x7f\u00e9\u00df\u0430\u0435\u200b\u00a0",
+    "\u65e5\u672c\u8a9e\U0001f600\u0301\ufeff\u2028/\\\"'{}[]:",
+)
+"""Characters of the odd names `_seeded_tool_name` writes: what ``st.text`` draws most often
+that matters to a name lookup (controls, confusables, zero-width and combining marks, CJK,
+astral, JSON syntax)."""
+
+
+def _seeded_tool_name(rng: random.Random) -> str:
+    """A name as `tool_names(allow_long=False)` draws one: a realistic tool word two times in
+    five, else an identifier, a dotted or dashed name, or odd non-blank text."""
+    while True:
+        kind = rng.randrange(5)
+        if kind < 2:
+            name = rng.choice(_TOOL_WORDS)
+        elif kind == 2:
+            rest = "abcdefghijklmnopqrstuvwxyz0123456789_"
+            name = rng.choice(_NAME_ALPHABETS[0]) + "".join(
+                rng.choice(rest) for _ in range(rng.randint(0, 20))
+            )
+        elif kind == 3:
+            rest = _NAME_ALPHABETS[0] + "ABCXYZ0123456789_.-"
+            name = rng.choice(_NAME_ALPHABETS[0] + "ABCXYZ") + "".join(
+                rng.choice(rest) for _ in range(rng.randint(0, 30))
+            )
+        else:
+            chars = "".join(_NAME_ALPHABETS)
+            name = "".join(rng.choice(chars) for _ in range(rng.randint(1, 16)))
+        if name.strip() and not has_sentinel(name):
+            return name
+
+
+def _seeded_tool(rng: random.Random, schemas: Sequence[dict[str, Any]], name: str) -> ToolDef:
+    return ToolDef(
+        name=name,
+        description=(
+            rng.choice(_DESCRIPTIONS)
+            if rng.randrange(2)
+            else "".join(rng.choice("".join(_NAME_ALPHABETS)) for _ in range(rng.randint(0, 40)))
+        ),
+        parameters=rng.choice(schemas),
+        replay_policy=rng.choice(list(ReplayPolicy)),
+        completes_run=rng.randrange(5) == 4,
+    )
+
+
+@lru_cache(maxsize=8)
+def tool_name_pool(seed: int, size: int = 300) -> tuple[str, ...]:
+    """`size` tool names built from `seed` as `tool_names(allow_long=False)` draws them."""
+    rng = random.Random(seed * 1_000_003 + 7)
+    return tuple(_seeded_tool_name(rng) for _ in range(size))
+
+
+@lru_cache(maxsize=8)
+def tool_set_pool(seed: int, size: int = 300, most: int = 3) -> tuple[tuple[ToolDef, ...], ...]:
+    """`size` tool sets (one to `most` tools with distinct names, schemas from
+    `schema_pool(seed, size)`), built once from `seed`: certification draws a whole registry
+    in one choice instead of dozens, and every clause of a run draws from the same sets.
+
+    The first set is the one Hypothesis's simplest draw of `tool_definition_sets` gives (one
+    tool, the first word, description and schema); the rest follow, fewest tools and smallest
+    schemas first, so shrinking ends on a small registry."""
+    schemas = schema_pool(seed, size)
+    rng = random.Random(seed * 1_000_003 + 11)
+    first = ToolDef(name=_TOOL_WORDS[0], description=_DESCRIPTIONS[0], parameters=schemas[0])
+    built: list[tuple[ToolDef, ...]] = []
+    for _ in range(size - 1):
+        names: list[str] = []
+        for _ in range(rng.randint(1, most)):
+            name = _seeded_tool_name(rng)
+            if name not in names:
+                names.append(name)
+        built.append(tuple(_seeded_tool(rng, schemas, name) for name in names))
+    built.sort(key=lambda tools: (len(tools), sum(len(json.dumps(t.parameters)) for t in tools)))
+    return ((first,), *built)
 
 
 @st.composite
