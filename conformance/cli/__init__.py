@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from conformance._core.hypo import DEFAULT_PROFILE
-from conformance._core.limits import EXECUTE_DEADLINE, HANDLER_DEADLINE, TOOL_TIMEOUT
+from conformance._core.limits import EXECUTE_DEADLINE, HANDLER_DEADLINE
 from conformance._core.report import Report
 from conformance._core.runs import campaign_seed as _campaign_seed
 from conformance._core.target import UsageError, resolve
@@ -51,17 +51,18 @@ from conformance.cli.shared import (
     _add_only,
     _add_profile,
     _add_seed,
+    _add_show_output,
     _add_timeout,
+    _add_tool_timeout,
     _check_ci_paths,
     _clause_ids,
     _emit,
     _located,
-    _output_summary,
     _outside_cwd,
-    _positive,
     _printable,
     _progress,
     _ProgressLine,
+    _text_report,
     _tools_where,
     _write_reports,
     drop_stderr,
@@ -258,7 +259,7 @@ def _run_certify(args: argparse.Namespace) -> int:
     _write_reports(
         args,
         report.to_json(),
-        lambda: report.to_text() + _output_summary(report),
+        lambda: _text_report(report, show_all=args.show_output),
         lambda: certify_cases(report, **_located(run.where)),
         f"polyloop-conformance certify {name}",
         indent=2,
@@ -319,6 +320,7 @@ def _add_certify_command(subparsers: Any) -> None:
     _add_ci_outputs(parser, "clause")
     _add_timeout(parser)
     _add_budget(parser)
+    _add_show_output(parser)
     parser.set_defaults(func=_command(_outside_cwd(_run_certify)))
 
 
@@ -506,17 +508,6 @@ def _run_check_tools(args: argparse.Namespace) -> int:
     if run.problem is not None:
         return _usage_error(run.problem)
     return max(report.exit_status(), 1 if run.gave_up else 0)
-
-
-def _add_tool_timeout(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--tool-timeout",
-        type=_positive,
-        default=TOOL_TIMEOUT,
-        metavar="SECONDS",
-        help="limit for checking one tool, by the watchdog's clock; a tool that reaches it is "
-        f"reported 'gave up' and the run goes on (default {TOOL_TIMEOUT:g})",
-    )
 
 
 def add_check_tools_command(subparsers: Any) -> argparse.ArgumentParser:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from conformance._core.hypo import PROFILES
+from conformance._core.limits import TOOL_TIMEOUT
 from conformance._core.report import BUDGET_SPENT, Report
 from conformance._core.target import UsageError
 from conformance._core.text import escape_name, json_dumps
@@ -60,11 +61,17 @@ def drop_stderr() -> None:
         sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives to exit
 
 
-def _output_summary(report: Report, lines_per_clause: int = 5) -> str:
-    """The target's captured output, a few lines per clause (all of it is in the JSON)."""
+def _output_summary(report: Report, lines_per_clause: int = 5, *, show_all: bool = False) -> str:
+    """The target's captured output, a few lines per clause (all of it is in the JSON): of the
+    clauses that failed or errored, where it may explain the failure, or of every clause with
+    `show_all` (``--show-output``); a passing clause's output only counted, on one line."""
     parts: list[str] = []
+    hidden: list[str] = []
     for result in report.results:
         if not result.output:
+            continue
+        if not show_all and result.status not in ("fail", "error"):
+            hidden.append(result.id)
             continue
         lines = result.output.splitlines()
         shown = [_printable(line)[:200] for line in lines[:lines_per_clause]]
@@ -75,7 +82,23 @@ def _output_summary(report: Report, lines_per_clause: int = 5) -> str:
         )
         parts += ["", f"target output during {result.id}: {len(lines)} lines{more}"]
         parts += [f"  | {line}" for line in shown]
+    if hidden:
+        parts += [
+            "",
+            f"the target printed during {len(hidden)} passing clause(s) ({', '.join(hidden)}); "
+            "--show-output shows it, --json keeps it",
+        ]
     return "\n".join(parts)
+
+
+def _text_report(report: Report, *, show_all: bool = False) -> str:
+    """The text report, then the target's output (`_output_summary`); a run ``--budget`` cut
+    short says so on the last line, after the output too."""
+    text = report.to_text()
+    summary = _output_summary(report, show_all=show_all)
+    if summary and report.unjudged():
+        return text + summary + "\n\n" + text.splitlines()[-1]
+    return text + summary
 
 
 def _printable(text: str) -> str:
@@ -374,6 +397,26 @@ def _add_examples(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="generated examples per clause, instead of the profile's (fast 5, quick 15, "
         "ci 50, thorough 1000); the seed and everything else stay the profile's",
+    )
+
+
+def _add_show_output(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--show-output",
+        action="store_true",
+        help="print what the target wrote during every clause after the report (by default only "
+        "a failing clause's output is shown; --json always keeps all of it)",
+    )
+
+
+def _add_tool_timeout(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--tool-timeout",
+        type=_positive,
+        default=TOOL_TIMEOUT,
+        metavar="SECONDS",
+        help="limit for checking one tool, by the watchdog's clock; a tool that reaches it is "
+        f"reported 'gave up' and the run goes on (default {TOOL_TIMEOUT:g})",
     )
 
 

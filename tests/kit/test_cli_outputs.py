@@ -4,6 +4,7 @@ every output path checked and its folder made before the run."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -18,7 +19,7 @@ from hypothesis import strategies as st
 
 from conformance._core.report import BUDGET_SPENT, ClauseResult, Report
 from conformance.cli import build_parser
-from conformance.cli.shared import EXIT_STATUSES
+from conformance.cli.shared import EXIT_STATUSES, _text_report
 
 TOOLS = [
     {
@@ -211,6 +212,18 @@ def test_37_a_run_the_budget_cut_short_is_not_a_pass_and_names_what_it_left() ->
     assert text[-1] == (
         "2 clauses not judged, --budget was spent: B1, B2 (exit 4: no failure found, not a pass)"
     )
+
+
+def test_37_the_budget_line_stays_last_after_the_targets_output() -> None:
+    spent = "not run: --budget 10s was spent"
+    report = _budget_report(("E1", "pass", None), ("B1", "skipped", spent))
+    loud = dataclasses.replace(report.results[0], output="LOG LINE\n")
+    report = dataclasses.replace(report, results=(loud, report.results[1]))
+    quiet = _text_report(report).splitlines()
+    assert quiet[-1].startswith("1 clause not judged, --budget was spent: B1")
+    assert "LOG LINE" not in "\n".join(quiet) and "during 1 passing clause(s) (E1)" in quiet[-3]
+    shown = _text_report(report, show_all=True)
+    assert "  | LOG LINE" in shown and shown.splitlines()[-1] == quiet[-1]
 
 
 def test_37_other_skips_and_failures_keep_their_status() -> None:

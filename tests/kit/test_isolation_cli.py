@@ -134,10 +134,23 @@ def test_E1_json_on_stdout_is_never_mixed_with_the_targets_output() -> None:
         assert "HOSTILE-WARNING" in output
 
 
-def test_E1_the_text_report_summarises_the_captured_output() -> None:
-    status, out, _ = certify("hostile.prints_to_stdout:Prints", *QUICK, "--only", "E1")
+def test_E1_the_text_report_summarises_the_captured_output_with_show_output() -> None:
+    status, out, _ = certify(
+        "hostile.prints_to_stdout:Prints", *QUICK, "--only", "E1", "--show-output"
+    )
     assert status == 0
     assert "target output during E1:" in out and "  | HOSTILE-PRINT {not json" in out
+
+
+def test_37_a_passing_clause_output_is_counted_not_printed() -> None:
+    """Issue 37, item 4: a passing run's report ends with the verdict and one line about the
+    output, not with the target's log."""
+    status, out, _ = certify("hostile.prints_to_stdout:Prints", *QUICK, "--only", "E1,E2")
+    assert status == 0 and "HOSTILE" not in out
+    assert out.rstrip().splitlines()[-1] == (
+        "the target printed during 2 passing clause(s) (E1, E2); --show-output shows it, "
+        "--json keeps it"
+    )
 
 
 def test_E1_a_target_that_closes_fd_1_cannot_lose_the_report() -> None:
