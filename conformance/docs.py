@@ -117,12 +117,24 @@ def contract_markdown() -> str:
         f"<!-- Generated from conformance/catalog.py by `{REGENERATE}`. Do not edit by hand:",
         "     tests/kit/test_docs.py fails when this file is out of date. -->",
         "",
-        f"Contract version {CONTRACT_VERSION}, {len(CLAUSES)} clauses. `CONTRACT.md` holds the "
-        "authoritative wording; this page lists every clause with its stable ID, its level, a "
+        f"Contract version {CONTRACT_VERSION}, {len(CLAUSES)} clauses. This page is the "
+        "contract as the project publishes it: every clause with its stable ID, its level, a "
         "one-paragraph summary and the entry points of the conformance kit that check it. The "
-        "same rows drive test names, report lines and `polyloop-conformance catalog`.",
+        "same rows drive test names, report lines and `polyloop-conformance catalog`; "
+        "`docs/batch.md`, `docs/policy.md` and `docs/recovery.md` explain the later sections "
+        "at length.",
         "",
-        "**Levels.** `core`: what design 0008 requires of any executor claiming conformance. "
+        "**The design the contract keeps.** Every tool call a model makes becomes exactly one "
+        "`ActionOutcome`, so the model always gets an answer: a call validation rejects is "
+        "`NOT_EXECUTED` with the reason (for the audit record; the model's history shows a "
+        "fixed text), a `ToolEnvironmentError` (the environment is broken, not the call) is "
+        "`ENV_ERROR`, any other exception of a handler is an `EXECUTED` observation the model "
+        "can read and correct, and cancellation is never turned into an outcome. Each tool "
+        "also declares whether its calls may overlap "
+        "(`concurrency_safe`) and whether it may run again when a crash left it unknown whether "
+        "it ran (`replay_policy`: `SAFE` may, `NEVER` may not).",
+        "",
+        "**Levels.** `core`: what that design requires of any executor claiming conformance. "
         "`strict`: `core` plus this project's hardening (the clauses marked [H] in the "
         "contract), always required of polyloop's own implementation. `hardened` (opt-in): "
         "`strict`'s clauses plus traps built from objects that lie about themselves; polyloop's "

@@ -84,3 +84,11 @@ def test_tool_clauses_match_the_catalog_and_toolcontract_tests() -> None:
     for name in tests:
         doc = getattr(ToolContract, name).__doc__
         assert re.match(rf"{name.split('_')[1]}\b", doc), name
+
+
+def test_37_the_contract_page_cites_nothing_outside_the_repository() -> None:
+    """Issue 37, item 5: a clone has neither the contract's source file nor the design
+    documents, so the page states what they decided instead of pointing at them."""
+    text = contract_markdown()
+    assert "CONTRACT.md" not in text and "0008" not in text
+    assert "`SAFE` may, `NEVER` may not" in text
