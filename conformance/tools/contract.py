@@ -34,6 +34,7 @@ class ToolContract:
     ```python
     class TestMyTools(ToolContract):
         replay = True                       # opt into H6 for SAFE tools
+        fail_on_raise = True                # a handler raising on valid arguments fails H4
 
         def make_registry(self):
             return build_registry()         # or set `tools = [spec, ...]` instead
@@ -53,6 +54,9 @@ class ToolContract:
     """Generated calls per tool for H4; None: the profile's `max_examples`."""
     profile: str = "ci"
     seed: int | None = None
+    fail_on_raise: bool = False
+    """A handler raising an `Exception` on valid generated arguments fails H4 (by default it is
+    an observation the report counts), as `check_tool(..., fail_on_raise=True)`."""
 
     def make_registry(self) -> Any:
         """Return the tools to check; by default, the `tools` attribute."""
@@ -80,7 +84,12 @@ class ToolContract:
             database = DirectoryBasedExampleDatabase(options.database)
         seed = self.seed if options.seed is None else options.seed
         run = run_settings(
-            self.examples, self.deadline, seed, database, options.profile or self.profile
+            self.examples,
+            self.deadline,
+            seed,
+            database,
+            options.profile or self.profile,
+            fail_on_raise=self.fail_on_raise,
         )
         tools = {tool.label: tool for tool in self._contract_tools()}
         report = check_one(tools[tool_name], frozenset({clause}), run, self.replay)

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from conformance.toolcheck import ToolContract
 from conformance.tools import (
     ToolCheckFailed,
     ToolCheckReport,
@@ -108,3 +109,22 @@ def test_H4_tool_property_fail_on_raise_turns_a_raise_into_a_test_failure() -> N
     tool_property(tool)()  # default: raising is allowed
     with pytest.raises(AssertionError, match="the handler raised ValueError: odd"):
         tool_property(tool, fail_on_raise=True)()
+
+
+class _StrictTools(ToolContract):
+    tools = (spec(raising_on_odd(ValueError)),)
+    fail_on_raise = True
+    seed = 0
+    examples = 25
+
+
+class _LenientTools(_StrictTools):
+    fail_on_raise = False
+
+
+def test_H4_tool_contract_takes_fail_on_raise_as_check_tool_does(request: Any) -> None:
+    """The pytest base class has the option too: its H4 test fails on the raising handler,
+    and passes without the option (the raise is an observation, E4)."""
+    with pytest.raises(pytest.fail.Exception, match="H4 fail for tool 'parity'"):
+        _StrictTools()._check_clause("H4", "parity", request)
+    _LenientTools()._check_clause("H4", "parity", request)
