@@ -218,7 +218,8 @@ def check_B4(trial: Trial, schedule: Schedule) -> None:
         if why == "rejected":
             problem = rejection_problem(schedule.calls[index].kind, outcome)
         else:
-            problem = None if outcome == wanted else f"execute gives {show(wanted)}"
+            reference = f"polyloop's reference execute gives {show(wanted)}"
+            problem = None if outcome == wanted else reference
         if problem is not None:
             raise BatchViolation(
                 f"call {index} ({schedule.calls[index].text()}) got {show(outcome)}: {problem}",

@@ -67,14 +67,17 @@ def counterexample_of(case: Any, found: BatchViolation) -> Counterexample:
     )
 
 
-def search_batch_clause(
+def _run(
     prop: BatchProperty,
     trial: BatchTrial,
     settings: hypothesis.settings,
     seed: int,
     label: str,
-) -> ClauseOutcome:
-    """Run one batch clause's property under Hypothesis and say what it concluded."""
+    *,
+    traps: bool = True,
+) -> tuple[_State, BaseException | None]:
+    """One Hypothesis run of the clause's property (its traps first, unless `traps` is off):
+    what it saw, and the exception it ended with (None: it passed)."""
     state = _State()
 
     def test(case: Any) -> None:
@@ -95,21 +98,61 @@ def search_batch_clause(
 
     hypo.add_digest(test, f"{prop.clause}:{label}".encode())
     wrapped: Any = test
-    for trap in reversed(prop.traps):
+    for trap in reversed(prop.traps if traps else ()):
         wrapped = example(trap)(wrapped)
     wrapped = given(prop.cases())(wrapped)
     wrapped = settings(hypothesis.seed(seed)(wrapped))
     try:
         wrapped()
-    except (TargetError, Stuck) as exc:
+    except (
+        TargetError,
+        Stuck,
+        BatchViolation,
+        hypothesis.errors.Flaky,
+        hypothesis.errors.FailedHealthCheck,
+    ) as exc:
+        return state, exc
+    return state, None
+
+
+def _shrunk(
+    prop: BatchProperty,
+    trial: BatchTrial,
+    settings: hypothesis.settings,
+    seed: int,
+    label: str,
+    state: _State,
+) -> tuple[Any, BatchViolation, str]:
+    """A failure a fixed trap found, shrunk: the generated search run again without the traps
+    gives Hypothesis's smallest failing schedule when it finds one; else the trap stands."""
+    assert state.failure is not None
+    case, found = state.failure
+    if case not in prop.traps:
+        return case, found, ""
+    again, exc = _run(prop, trial, settings, seed, label, traps=False)
+    if isinstance(exc, BatchViolation) and again.failure is not None:
+        return (*again.failure, "")
+    return case, found, " (a fixed schedule of the kit's; generated schedules did not fail)"
+
+
+def search_batch_clause(
+    prop: BatchProperty,
+    trial: BatchTrial,
+    settings: hypothesis.settings,
+    seed: int,
+    label: str,
+) -> ClauseOutcome:
+    """Run one batch clause's property under Hypothesis and say what it concluded; a failure
+    one of its fixed traps found is shrunk by a generated search when one fails too."""
+    state, exc = _run(prop, trial, settings, seed, label)
+    if isinstance(exc, (TargetError, Stuck)):
         return ClauseOutcome(verdict=ClauseStatus.ERROR, examples=state.examples, message=str(exc))
-    except (BatchViolation, hypothesis.errors.Flaky) as exc:
+    if isinstance(exc, (BatchViolation, hypothesis.errors.Flaky)):
         if state.failure is None:
             return ClauseOutcome(
                 verdict=ClauseStatus.ERROR, examples=state.examples, message=str(exc)
             )
-        case, found = state.failure
-        note = ""
+        case, found, note = _shrunk(prop, trial, settings, seed, label, state)
         if isinstance(exc, hypothesis.errors.Flaky):
             note = (
                 " (flaky: replaying this schedule did not fail the same way; the executor keeps "
@@ -121,7 +164,7 @@ def search_batch_clause(
             message=found.message + note,
             counterexample=counterexample_of(case, found),
         )
-    except hypothesis.errors.FailedHealthCheck as exc:
+    if isinstance(exc, hypothesis.errors.FailedHealthCheck):
         message = f"Hypothesis health check failed: {exc}"
         return ClauseOutcome(verdict=ClauseStatus.ERROR, examples=state.examples, message=message)
     if state.inconclusive is not None:

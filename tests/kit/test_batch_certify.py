@@ -417,3 +417,20 @@ def test_B13_B14_B15_what_the_sentence_must_say_still_fails(
     report = certify(target, level="strict", profile="ci", seed=0, only=[clause])
     assert report.failed_ids() == (clause,), report.to_text()
     assert words in (report.result(clause).message or ""), report.result(clause).message
+
+
+def test_37_B4_a_failure_a_fixed_trap_found_is_shrunk_and_names_the_reference() -> None:
+    """Issue 37, item 5: the five-call trap that first catches a bug does not stand as the
+    counterexample when a generated schedule fails too: Hypothesis shrinks that one, and the
+    expected outcome is named as polyloop's reference, not the user's own `execute`."""
+    from zoo.batch import ErrorsBecomeNotExecuted
+
+    from conformance.batch.properties import PROPERTIES
+
+    report = certify(ErrorsBecomeNotExecuted, profile="ci", seed=0, only=["B4"])
+    result = report.result("B4")
+    assert result.status == "fail" and result.counterexample is not None
+    trap_sizes = {len(trap.calls) for trap in PROPERTIES["B4"].traps}
+    shown = result.counterexample.action
+    assert isinstance(shown, list) and len(shown) < min(trap_sizes), shown
+    assert "polyloop's reference execute gives" in (result.message or "")
