@@ -528,13 +528,15 @@ def _certify(
     runner: DeadlineRunner | None = None,
     replay: bool | None = None,
     examples: int | None = None,
+    share: bool = False,
 ) -> Report:
     """`certify`, with the hooks the command line's child process streams its results through:
     `started(clause_id, index, total)` before a clause runs, `finished(result)` after, and the
     runner to put the target's calls through. `replay` (default: no `seed` was given) says
     whether counterexamples saved in the database are replayed first; the command line passes
     it, having chosen the seed itself. `examples` overrides the profile's example count
-    (``--examples``)."""
+    (``--examples``); `share` runs the subjects' clauses in turn (``--budget``), the report
+    keeping contract order."""
     replay = seed is None if replay is None else replay
     seed, reasons = _checked_arguments(
         profile, deadline, _campaign_seed(seed, database), expected_failures
@@ -558,7 +560,9 @@ def _certify(
         subject=subject,
     )
     try:
-        results = _clause_loop(run, target, selected, fail_fast, started, finished, progress)
+        order = subjects.shared_order(selected) if share else selected
+        results = _clause_loop(run, target, order, fail_fast, started, finished, progress)
+        results.sort(key=lambda result: selected.index(result.id))
     finally:
         runner.close()
     problem = _set_up_problem(results)

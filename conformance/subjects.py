@@ -10,12 +10,22 @@ claims it more specifically, and what a report names when built without a subjec
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 from typing import Any
 
 from conformance._core import wording
 from conformance._core.subject import Subject, missing_parts
 
-__all__ = ["DEFAULT", "REGISTERED", "SUBJECTS", "by_name", "certified", "chain", "owner"]
+__all__ = [
+    "DEFAULT",
+    "REGISTERED",
+    "SUBJECTS",
+    "by_name",
+    "certified",
+    "chain",
+    "owner",
+    "shared_order",
+]
 
 REGISTERED: tuple[str, ...] = (
     "executor",  # V1-V8, E1-E15: an ActionExecutor factory, or an instance (black-box)
@@ -76,3 +86,17 @@ def chain(subject: Subject) -> tuple[Subject, ...]:
 def owner(clause_id: str) -> Subject | None:
     """The subject that checks this clause itself, or None."""
     return next((s for s in SUBJECTS if clause_id in s.clauses), None)
+
+
+def shared_order(clauses: Sequence[str]) -> tuple[str, ...]:
+    """`clauses` in the order a run with a time budget takes them: one of each subject's in
+    turn (round robin, each subject's own in contract order), so that a budget spent early
+    leaves every subject partly judged instead of the first taking everything."""
+    groups: dict[str, list[str]] = {}
+    for clause in clauses:
+        found = owner(clause)
+        groups.setdefault(found.name if found is not None else "", []).append(clause)
+    order: list[str] = []
+    for turn in range(max((len(g) for g in groups.values()), default=0)):
+        order += [group[turn] for group in groups.values() if turn < len(group)]
+    return tuple(order)

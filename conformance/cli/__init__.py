@@ -177,11 +177,9 @@ def _target(args: argparse.Namespace) -> tuple[Any, ToolRegistry | None, str]:
     return found, None, name
 
 
-def _certify_report(
-    args: argparse.Namespace, run: Any, seed: int, selected: Sequence[str]
-) -> Report:
-    """The parent's report of a supervised run, its results in the order of the selection."""
-    order = {clause: index for index, clause in enumerate(run.selected or selected)}
+def _certify_report(args: argparse.Namespace, run: Any, seed: int) -> Report:
+    """The parent's report of a supervised run, its results in contract order."""
+    order = {clause: index for index, clause in enumerate(CERTIFIABLE)}  # contract order
     results = tuple(sorted(run.results, key=lambda r: order[r.id]))
     return Report(
         kit_version=__version__,
@@ -239,6 +237,7 @@ def _run_certify(args: argparse.Namespace) -> int:
         "fail_fast": args.fail_fast,
         "examples": args.examples,
         "only_given": only is not None,
+        "share": args.budget is not None,
     }
     run = certify_in_child(
         request,
@@ -255,7 +254,7 @@ def _run_certify(args: argparse.Namespace) -> int:
     )
     if run.problem is not None and (run.mode == "usage" or not run.results):
         raise UsageError(run.problem)
-    report = _certify_report(args, run, seed, selected)
+    report = _certify_report(args, run, seed)
     _write_reports(
         args,
         report.to_json(),

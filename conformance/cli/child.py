@@ -140,7 +140,7 @@ def _certify(request: dict[str, Any], channel: Channel) -> None:
     # The kit's own modules load before the target does: what a target patches at import
     # (json.dumps, say) cannot reach the module-level values the checks are built from.
     from conformance import cli, engine
-    from conformance.subjects import certified
+    from conformance.subjects import certified, shared_order
 
     for each in certified():
         for module in each.preload:
@@ -165,7 +165,9 @@ def _certify(request: dict[str, Any], channel: Channel) -> None:
     except (ValueError, TypeError) as exc:
         channel.send("usage", message=str(exc))
         return
-    channel.send("selection", subject=subject, clauses=list(clauses))
+    share = bool(request.get("share", False))  # --budget: the subjects' clauses in turn
+    order = shared_order(clauses) if share else clauses
+    channel.send("selection", subject=subject, clauses=list(order))
     runner: DeadlineRunner = WatchedRunner(LoopThread(), channel)
     try:
         report = engine._certify(
@@ -186,6 +188,7 @@ def _certify(request: dict[str, Any], channel: Channel) -> None:
             finished=lambda result: channel.send_after_output("result", result=result.to_json()),
             runner=runner,
             examples=request.get("examples"),
+            share=share,
         )
     except (ValueError, TypeError) as exc:
         channel.send("usage", message=str(exc))

@@ -17,9 +17,12 @@ from _subprocesses import env_with_tests
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance import engine
 from conformance._core.report import BUDGET_SPENT, ClauseResult, Report
 from conformance.cli import build_parser
 from conformance.cli.shared import EXIT_STATUSES, _text_report
+from conformance.subjects import shared_order
+from polyloop import RegistryBatchExecutor
 
 TOOLS = [
     {
@@ -351,3 +354,30 @@ def test_json_tool_entries_finds_the_line_of_every_entry(
     entries = [_entry(name, "object") for name in names]
     text, starts = _formatted(entries, layout, wrapped)
     assert json_tool_entries(text) == list(zip(entries, starts, strict=True))
+
+
+def test_37_a_budget_gives_each_subject_its_share_in_turn() -> None:
+    """Issue 37, item 1: with a budget the batch subject's clauses are not all left behind the
+    executor clauses it is checked through: the run takes one of each in turn."""
+    assert shared_order(("V1", "V2", "E1", "E5", "B1", "B2")) == (
+        "V1",
+        "B1",
+        "V2",
+        "B2",
+        "E1",
+        "E5",
+    )
+    assert shared_order(("E1", "E5")) == ("E1", "E5")
+    assert shared_order(()) == ()
+
+
+def test_37_a_shared_run_reports_in_contract_order() -> None:
+    ran: list[str] = []
+    report = engine._certify(
+        RegistryBatchExecutor, registry=None, level="strict", profile="fast", seed=0,
+        only=["E1", "E5", "B1", "B3"], expected_failures=None, deadline=5.0, progress=None,
+        target_name=None, database=None, fail_fast=False,
+        started=lambda clause, index, total: ran.append(clause), share=True,
+    )  # fmt: skip
+    assert ran == ["E1", "B1", "E5", "B3"]
+    assert [r.id for r in report.results] == ["E1", "E5", "B1", "B3"] and report.passed
