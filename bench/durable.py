@@ -9,7 +9,12 @@ machine noise hits them alike, medians compared:
   `started` and one `committed` record per call: 2n+1 records, each its own transaction);
 - the fsync floor: a bare `sqlite3` loop with the same settings (WAL, `synchronous=FULL`)
   committing the same number of small records, one transaction each, in the same directory;
-- `execute_batch` without a journal (what durability costs at all).
+- `execute_batch` without a journal (what durability costs at all);
+- when `langgraph` and `langgraph-checkpoint-sqlite` are importable (pinned in
+  `tests/field/requirements.txt`; the bench never installs them): LangGraph's `SqliteSaver`
+  checkpointing one `ToolNode` step that runs the same calls, in the same directory, with its
+  default durability. It writes per step, not per call, so a crash inside the step loses every
+  result of it and re-runs them all on resume: cheaper per call, and not the same guarantee.
 
 The store and the floor live in one directory (`--dir`, default a temporary directory under the
 current one), so they pay the same disk. Nothing here gates CI.
@@ -52,6 +57,42 @@ def floor(path: Path, records: int, tag: str) -> float:
     return elapsed
 
 
+def langgraph_step(directory: Path, calls: int) -> Any:
+    """A function running one checkpointed `ToolNode` step of `calls` calls (seconds), or None
+    when LangGraph is not installed."""
+    try:
+        from langchain_core.messages import AIMessage
+        from langchain_core.tools import tool
+        from langgraph.checkpoint.sqlite import SqliteSaver
+        from langgraph.graph import END, START, MessagesState, StateGraph
+        from langgraph.prebuilt import ToolNode
+    except ImportError:
+        return None
+
+    @tool
+    def weather(i: int) -> str:
+        """Weather."""
+        return "sunny"
+
+    saver = SqliteSaver(sqlite3.connect(directory / "langgraph.db", check_same_thread=False))
+    graph: Any = StateGraph(MessagesState)
+    graph.add_node("tools", ToolNode([weather]))
+    graph.add_edge(START, "tools")
+    graph.add_edge("tools", END)
+    app = graph.compile(checkpointer=saver)
+    turn = AIMessage(
+        content="",
+        tool_calls=[{"name": "weather", "args": {"i": i}, "id": f"c{i}"} for i in range(calls)],
+    )
+
+    def step(tag: str) -> float:
+        start = time.perf_counter()
+        app.invoke({"messages": [turn]}, {"configurable": {"thread_id": tag}})
+        return time.perf_counter() - start
+
+    return step
+
+
 def measure(rounds: int, calls: int, directory: Path) -> dict[str, float]:
     spec = ToolSpec(
         name="weather",
@@ -65,6 +106,9 @@ def measure(rounds: int, calls: int, directory: Path) -> dict[str, float]:
     actions = [Action(tool_call=ToolCall(name="weather", arguments={"i": i})) for i in range(calls)]
     store = SqliteJournalStore(directory / "journal.db")
     times: dict[str, list[float]] = {"run_durable": [], "fsync floor": [], "execute_batch": []}
+    langgraph = langgraph_step(directory, calls)
+    if langgraph is not None:
+        times["LangGraph step"] = []
     for round_ in range(rounds + 1):  # round 0 warms up and is dropped
         start = time.perf_counter()
         asyncio.run(run_durable(executor, actions, store=store, batch_id=f"round-{round_}"))
@@ -73,7 +117,10 @@ def measure(rounds: int, calls: int, directory: Path) -> dict[str, float]:
         start = time.perf_counter()
         asyncio.run(executor.execute_batch(actions))
         plain = time.perf_counter() - start
+        checkpointed = langgraph(f"round-{round_}") if langgraph is not None else 0.0
         if round_:
+            if langgraph is not None:
+                times["LangGraph step"].append(checkpointed / calls)
             times["run_durable"].append(durable / calls)
             times["fsync floor"].append(bare / calls)
             times["execute_batch"].append(plain / calls)
@@ -102,6 +149,8 @@ def main() -> None:
         print(
             f"  {name:<14} {cost * 1e6:10.1f} us/call   {cost / floor_cost:6.2f}x the fsync floor"
         )
+    if "LangGraph step" not in medians:
+        print("  (LangGraph not installed: pip install -r tests/field/requirements.txt to add it)")
     print(
         f"  run_durable / fsync floor = {medians['run_durable'] / floor_cost:.2f} (goal <= 1.5); "
         f"run_durable / execute_batch = {medians['run_durable'] / medians['execute_batch']:.0f}"
