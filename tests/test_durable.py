@@ -7,6 +7,7 @@ records without commits); `tests/test_durable_crash.py` produces them with real 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -183,6 +184,71 @@ def test_J4_in_doubt_safe_call_below_the_bound_is_entered_again(
     assert [o.observation for o in outcomes] == ["ok 0", "ok 1"]
     state = read_batch(store, "b")
     assert state is not None and state.started_counts == [2, 1]  # a new durable start first
+
+
+def test_J4_an_in_doubt_safe_call_the_resume_stops_before_is_interrupted_not_not_run(
+    store: SqliteJournalStore,
+) -> None:
+    """Both calls were in flight at the crash; on resume call 0 raises ToolEnvironmentError
+    (B13 stops the batch) before call 1 is entered again. Call 1 may have run in the lifetime
+    that crashed, so it is committed interrupted, in the store and in what resume returns."""
+    actions = [
+        Action(tool_call=ToolCall(name="safe", arguments={"i": 0, "env": True})),
+        Action(tool_call=ToolCall(name="safe", arguments={"i": 1})),
+    ]
+    header(store, actions, ["SAFE", "SAFE"])
+    store.append("b", "started", 0, {})
+    store.append("b", "started", 1, {})
+    tools = Tools()
+    outcomes = asyncio.run(
+        run_durable(
+            tools.registry.batch_executor(max_concurrency=1), actions, store=store, batch_id="b"
+        )
+    )
+    assert tools.entered == [0]
+    assert outcomes[0].status is ActionStatus.ENV_ERROR
+    assert outcomes[1].status is ActionStatus.ENV_ERROR
+    assert outcomes[1].observation == INTERRUPTED and outcomes[1].observation_is_synthetic
+    state = read_batch(store, "b")
+    assert state is not None and list(state.committed) == list(outcomes)
+
+
+def test_J4_an_in_doubt_safe_call_a_cancelled_resume_leaves_is_interrupted(
+    store: SqliteJournalStore,
+) -> None:
+    actions = calls("safe", "safe")
+    header(store, actions, ["SAFE", "SAFE"])
+    store.append("b", "started", 0, {})
+    store.append("b", "started", 1, {})
+    tools = Tools()
+    entered = asyncio.Event()
+
+    async def handler(arguments: dict[str, Any]) -> str:
+        entered.set()
+        await asyncio.Event().wait()  # until cancelled
+        return "never"
+
+    spec = tools.registry.spec_for("safe")
+    assert spec is not None
+    registry = ToolRegistry([dataclasses.replace(spec, handler=handler)])
+
+    async def resume_then_cancel() -> None:
+        task = asyncio.ensure_future(
+            run_durable(
+                registry.batch_executor(max_concurrency=1), actions, store=store, batch_id="b"
+            )
+        )
+        await entered.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(resume_then_cancel())
+    state = read_batch(store, "b")
+    assert state is not None and len(state.committed) == 2
+    assert state.committed[0].observation == INTERRUPTED  # B14: entered, cut short
+    assert state.committed[1].observation == INTERRUPTED  # J4: never "not run"
+    assert state.committed[1].status is ActionStatus.ENV_ERROR
 
 
 def test_J5_J6_recorded_never_in_doubt_commits_the_rest_in_model_order(
@@ -440,3 +506,38 @@ def test_J3_J9_any_json_arguments_round_trip_and_resume_without_entering(
         first = tools.run(actions, store)
         assert tools.run(actions, store) == first
     assert tools.entered == list(range(len(actions)))
+
+
+ANY_TEXT = st.text(st.characters(blacklist_categories=()), max_size=12)
+"""Any str, lone surrogates included (a file name decoded with surrogateescape)."""
+
+
+@settings(max_examples=30, deadline=None)
+@given(argument=ANY_TEXT, observation=ANY_TEXT)
+def test_J3_any_str_in_arguments_and_observations_round_trips_through_the_store(
+    tmp_path_factory: pytest.TempPathFactory, argument: str, observation: str
+) -> None:
+    async def handler(arguments: dict[str, Any]) -> str:
+        return observation
+
+    registry = ToolRegistry(
+        [ToolSpec(name="t", description="", parameters={"type": "object"}, handler=handler)]
+    )
+    actions = [Action(tool_call=ToolCall(name="t", arguments={"s": argument}))]
+    path = tmp_path_factory.mktemp("j") / "j.db"
+    with SqliteJournalStore(path) as store:
+        first = asyncio.run(
+            run_durable(registry.batch_executor(), actions, store=store, batch_id="b")
+        )
+    with SqliteJournalStore(path) as store:  # a later lifetime reads what was recorded
+        again = asyncio.run(
+            run_durable(registry.batch_executor(), actions, store=store, batch_id="b")
+        )
+    assert first[0].observation == observation and again == first
+
+
+def test_bad_input_a_batch_id_with_a_lone_surrogate_is_refused_with_one_line(
+    store: SqliteJournalStore,
+) -> None:
+    with pytest.raises(ValueError, match="lone surrogate at position 1"):
+        Tools().run(calls("safe"), store, batch_id="a\udcff")

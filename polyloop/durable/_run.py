@@ -171,13 +171,19 @@ def _store_name(store: object) -> str:
 class _StoreJournal:
     """The executor's journal: each record durable in the store before the call returns."""
 
-    __slots__ = ("_batch_id", "_first", "_seen", "_store")
+    __slots__ = ("_batch_id", "_entered", "_first", "_in_doubt", "_seen", "_store", "replaced")
 
-    def __init__(self, store: JournalStore, batch_id: str, first: int) -> None:
+    def __init__(
+        self, store: JournalStore, batch_id: str, first: int, in_doubt: frozenset[int]
+    ) -> None:
         self._store = store
         self._batch_id = batch_id
         self._first = first
+        self._in_doubt = in_doubt
+        self._entered: set[int] = set()
         self._seen: set[int] = set()
+        self.replaced: set[int] = set()
+        """In-doubt calls this lifetime did not enter again: committed interrupted (J4)."""
 
     async def started(self, index: int, action: Action) -> None:
         if index < self._first:
@@ -187,6 +193,7 @@ class _StoreJournal:
                 "without entering, B10)"
             )
         self._store.append(self._batch_id, "started", index, {})
+        self._entered.add(index)
 
     async def committed(self, index: int, outcome: ActionOutcome) -> None:
         if index < self._first:
@@ -195,6 +202,11 @@ class _StoreJournal:
             raise TypeError(
                 f"run_durable: the executor committed a {type_label(outcome)} for call {index}"
             )
+        if index in self._in_doubt and index not in self._entered:
+            # J4: the batch stopped (B13, B14) before entering it again; it may have run in an
+            # earlier lifetime, so it is interrupted, never "not run".
+            outcome = _interrupted()
+            self.replaced.add(index)
         self._store.append(self._batch_id, "committed", index, _outcome_body(outcome))
         self._seen.add(index)
 
@@ -206,6 +218,13 @@ def _check_arguments(
         raise TypeError(f"run_durable(batch_id=) takes a non-empty str, got {type_label(batch_id)}")
     if not batch_id:
         raise ValueError("run_durable(batch_id=) must be a non-empty str, got ''")
+    try:
+        batch_id.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"run_durable(batch_id=) must be encodable as UTF-8 (the store keys batches by it); "
+            f"it holds a lone surrogate at position {exc.start}"
+        ) from None
     if isinstance(max_attempts, bool) or not isinstance(max_attempts, int):
         raise TypeError(
             "run_durable(max_attempts=) takes an int >= 1 (how many times a SAFE call may be "
@@ -295,7 +314,7 @@ async def run_durable(
     if state is None:
         policies = [_policy_now(registry, call).name for call in calls]
         store.append(batch_id, "header", -1, {"calls": calls, "policies": policies})  # J1
-        return await _run(executor, actions, store, batch_id, first=0, prefix=())
+        return await _run(executor, actions, store, batch_id, first=0, prefix=(), in_doubt=())
     _check_same_batch(state, calls, batch_id)
     first = len(state.committed)
     prefix = tuple(state.committed)
@@ -312,7 +331,9 @@ async def run_durable(
             stop = True  # J13: entered max_attempts times already; resolve it interrupted
     if stop:
         return _stop(store, batch_id, actions, registry, prefix, set(in_doubt))
-    return await _run(executor, actions, store, batch_id, first=first, prefix=prefix)
+    return await _run(
+        executor, actions, store, batch_id, first=first, prefix=prefix, in_doubt=in_doubt
+    )
 
 
 def _check_same_batch(state: BatchState, calls: list[dict[str, Any]], batch_id: str) -> None:
@@ -373,9 +394,10 @@ async def _run(
     *,
     first: int,
     prefix: tuple[ActionOutcome, ...],
+    in_doubt: Sequence[int],
 ) -> tuple[ActionOutcome, ...]:
     padded = tuple(Action(code=_PADDING_CODE) for _ in range(first)) + actions[first:]
-    journal = _StoreJournal(store, batch_id, first)
+    journal = _StoreJournal(store, batch_id, first, frozenset(in_doubt))
     result = await executor.execute_batch(padded, journal)
     if len(result) != len(actions):
         raise RuntimeError(
@@ -387,4 +409,7 @@ async def _run(
         raise RuntimeError(
             f"run_durable: the executor returned without committing calls {missing} (B2)"
         )
-    return prefix + tuple(result[first:])
+    return prefix + tuple(
+        _interrupted() if index in journal.replaced else result[index]
+        for index in range(first, len(actions))
+    )

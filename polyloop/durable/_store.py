@@ -229,7 +229,9 @@ class SqliteJournalStore:
             raise JournalStoreError(f"journal store {self._path!r} was opened read-only")
         if kind not in _KINDS:
             raise ValueError(f"unknown record kind {kind!r}")
-        text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+        # ASCII: a lone surrogate (a file name decoded with surrogateescape) is kept as its
+        # escape, so any str the executor saw round-trips exactly; SQLite takes only UTF-8.
+        text = json.dumps(body, ensure_ascii=True, separators=(",", ":"))
         connection = self._connection
         connection.execute("BEGIN IMMEDIATE")
         try:
