@@ -1,0 +1,112 @@
+"""Child process for test_correct_recovery_smoke: one lifetime of one batch on one runtime.
+
+Usage: python correct_recovery_child.py RUNTIME DIRECTORY LEDGER BATCH_ID SCENARIO
+Prints the outcomes (or the error) as JSON on stdout; a handler may SIGKILL the process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from polyloop import Action, ReplayPolicy, ToolCall, ToolRegistry, ToolSpec
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+MAX_ATTEMPTS = 2
+_LEDGER = Path(sys.argv[3]) if len(sys.argv) > 3 else Path(os.devnull)
+
+
+def _note(line: str) -> None:
+    with _LEDGER.open("a", encoding="utf-8") as ledger:
+        ledger.write(line + "\n")
+        ledger.flush()
+        os.fsync(ledger.fileno())
+
+
+def _die() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+async def echo(arguments: dict[str, Any]) -> str:
+    _note(f"echo {arguments['x']}")
+    return f"echo:{arguments['x']}"
+
+
+async def send(arguments: dict[str, Any]) -> str:
+    _note(f"send {arguments['x']}")
+    if arguments["x"] == "die":
+        _die()
+    return f"sent:{arguments['x']}"
+
+
+async def fetch(arguments: dict[str, Any]) -> str:
+    _note(f"fetch {arguments['x']}")
+    marker = _LEDGER.with_suffix(".killed-once")
+    if not marker.exists():
+        marker.touch()
+        _die()
+    return f"fetched:{arguments['x']}"
+
+
+async def loop(arguments: dict[str, Any]) -> str:
+    _note("loop")
+    _die()
+    return "unreachable"
+
+
+def _spec(name: str, handler: Any, policy: ReplayPolicy) -> ToolSpec:
+    return ToolSpec(
+        name=name,
+        description=name,
+        parameters={"type": "object", "properties": {"x": {"type": "string"}}},
+        handler=handler,
+        replay_policy=policy,
+    )
+
+
+REGISTRY = ToolRegistry(
+    [
+        _spec("echo", echo, ReplayPolicy.SAFE),
+        _spec("send", send, ReplayPolicy.NEVER),
+        _spec("fetch", fetch, ReplayPolicy.SAFE),
+        _spec("loop", loop, ReplayPolicy.SAFE),
+    ]
+)
+
+
+def _call(name: str, x: str) -> Action:
+    return Action(tool_call=ToolCall(name=name, arguments={"x": x}))
+
+
+SCENARIOS = {
+    "never": [_call("echo", "a"), _call("send", "die"), _call("echo", "c")],
+    "safe": [_call("echo", "a"), _call("fetch", "b"), _call("echo", "c")],
+    "changed": [_call("echo", "a"), _call("fetch", "CHANGED"), _call("echo", "c")],
+    "loop": [_call("echo", "a"), _call("loop", "b"), _call("echo", "c")],
+}
+
+
+def main(runtime: str, directory: str, batch_id: str, scenario: str) -> None:
+    module = importlib.import_module(f"correct_recovery.{runtime}")
+    target = module.factory(REGISTRY, directory, max_attempts=MAX_ATTEMPTS)
+    try:
+        outcomes = asyncio.run(target.run(batch_id, SCENARIOS[scenario]))
+    except Exception as exc:
+        print(json.dumps({"error": type(exc).__name__, "message": str(exc)}))
+        return
+    rows = [
+        [o.status.value, o.observation, o.observation_is_synthetic, o.env_reported_completion]
+        for o in outcomes
+    ]
+    print(json.dumps({"outcomes": rows}))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2], sys.argv[4], sys.argv[5])

@@ -1,0 +1,113 @@
+"""Smoke test of the four independent section 12 runtimes under real SIGKILLs.
+
+Each lifetime is a fresh child process (correct_recovery_child.py) whose handler kills its own
+process; a ledger outside the runtime's directory records every handler entry.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+CHILD = HERE / "correct_recovery_child.py"
+RUNTIMES = ("sqlite_log", "jsonl_log", "sqlite_rows", "file_per_record")
+PRESENT = [name for name in RUNTIMES if (HERE / "correct_recovery" / f"{name}.py").exists()]
+
+EXECUTED, NOT_EXECUTED, ENV_ERROR = "executed", "not_executed", "env_error"
+
+
+class Lab:
+    """One runtime's directory and the ledger its handlers write (outside that directory)."""
+
+    def __init__(self, runtime: str, tmp_path: Path) -> None:
+        self.runtime = runtime
+        self.directory = tmp_path / "store"
+        self.ledger = tmp_path / "ledger.txt"
+
+    def lifetime(self, batch_id: str, scenario: str, *, killed: bool = False) -> Any:
+        argv = [sys.executable, str(CHILD), self.runtime, str(self.directory)]
+        argv += [str(self.ledger), batch_id, scenario]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+        if killed:
+            assert done.returncode == -signal.SIGKILL, done.stderr
+            return None
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    def entries(self) -> list[str]:
+        if not self.ledger.exists():
+            return []
+        return self.ledger.read_text(encoding="utf-8").splitlines()
+
+
+@pytest.fixture(params=PRESENT)
+def lab(request: pytest.FixtureRequest, tmp_path: Path) -> Lab:
+    return Lab(request.param, tmp_path)
+
+
+def test_J5_J11_never_call_in_doubt_is_not_rerun(lab: Lab) -> None:
+    lab.lifetime("b", "never", killed=True)
+    assert lab.entries() == ["echo a", "send die"]
+    first = lab.lifetime("b", "never")["outcomes"]
+    assert first[0] == [EXECUTED, "echo:a", False, False]  # J3: the recorded outcome
+    assert first[1][0] == ENV_ERROR and first[1][2] is True  # interrupted, never "not run"
+    assert first[2][0] == NOT_EXECUTED and first[2][2] is True
+    assert "1" in first[2][1]  # B13 via J5: names the in-doubt call by its whole-batch index
+    assert lab.entries() == ["echo a", "send die"]  # J5: nothing entered on resume
+    again = lab.lifetime("b", "never")["outcomes"]
+    assert again == first  # J11: resuming a finished batch enters nothing, same outcomes
+    assert lab.entries() == ["echo a", "send die"]
+
+
+def test_J4_J3_safe_call_in_doubt_is_rerun_committed_one_is_not(lab: Lab) -> None:
+    lab.lifetime("b", "safe", killed=True)
+    assert lab.entries() == ["echo a", "fetch b"]
+    outcomes = lab.lifetime("b", "safe")["outcomes"]
+    assert outcomes == [
+        [EXECUTED, "echo:a", False, False],
+        [EXECUTED, "fetched:b", False, False],
+        [EXECUTED, "echo:c", False, False],
+    ]
+    assert lab.entries() == ["echo a", "fetch b", "fetch b", "echo c"]
+
+
+def test_J9_changed_batch_is_refused_and_nothing_is_written(lab: Lab) -> None:
+    lab.lifetime("b", "safe", killed=True)
+    refused = lab.lifetime("b", "changed")
+    assert refused["error"] == "ValueError" and "1" in refused["message"]
+    assert lab.entries() == ["echo a", "fetch b"]
+    outcomes = lab.lifetime("b", "safe")["outcomes"]  # the refusal wrote nothing
+    assert [row[1] for row in outcomes] == ["echo:a", "fetched:b", "echo:c"]
+
+
+def test_J13_crash_loop_is_bounded_then_interrupted(lab: Lab) -> None:
+    lab.lifetime("b", "loop", killed=True)
+    lab.lifetime("b", "loop", killed=True)  # MAX_ATTEMPTS = 2 in the child
+    outcomes = lab.lifetime("b", "loop")["outcomes"]
+    assert lab.entries() == ["echo a", "loop", "loop"]
+    assert outcomes[0] == [EXECUTED, "echo:a", False, False]
+    assert outcomes[1][0] == ENV_ERROR and outcomes[1][2] is True
+    assert outcomes[2][0] == NOT_EXECUTED and "1" in outcomes[2][1]
+
+
+def test_J10_flipped_byte_in_a_record_is_damage_naming_store_and_batch(lab: Lab) -> None:
+    lab.lifetime("batch-x", "never", killed=True)
+    lab.lifetime("batch-x", "never")
+    flipped = 0
+    for path in lab.directory.rglob("*"):
+        data = path.read_bytes() if path.is_file() else b""
+        if b"echo:a" in data:
+            path.write_bytes(data.replace(b"echo:a", b"echo:A"))
+            flipped += 1
+    assert flipped >= 1
+    damaged = lab.lifetime("batch-x", "never")
+    assert "error" in damaged and damaged["error"] != "ValueError"
+    assert str(lab.directory) in damaged["message"] and "batch-x" in damaged["message"]
+    assert lab.entries() == ["echo a", "send die"]
