@@ -1,6 +1,6 @@
 """Child process for test_correct_recovery_smoke: one lifetime of one batch on one runtime.
 
-Usage: python correct_recovery_child.py RUNTIME DIRECTORY LEDGER BATCH_ID SCENARIO
+Usage: python correct_recovery_child.py RUNTIME DIRECTORY LEDGER BATCH_ID SCENARIO [VARIANT]
 Prints the outcomes (or the error) as JSON on stdout; a handler may SIGKILL the process.
 """
 
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from polyloop import Action, ReplayPolicy, ToolCall, ToolRegistry, ToolSpec
+from polyloop import Action, ReplayPolicy, ToolCall, ToolEnvironmentError, ToolRegistry, ToolSpec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -61,24 +61,47 @@ async def loop(arguments: dict[str, Any]) -> str:
     return "unreachable"
 
 
-def _spec(name: str, handler: Any, policy: ReplayPolicy) -> ToolSpec:
+async def pair(arguments: dict[str, Any]) -> str:
+    _note(f"pair {arguments['x']}")
+    if arguments["x"] == "first":
+        await asyncio.sleep(0.3)
+        _die()
+    await asyncio.sleep(30)
+    return "unreachable"
+
+
+async def pair_down(arguments: dict[str, Any]) -> str:
+    _note(f"pair {arguments['x']}")
+    raise ToolEnvironmentError("backend down")
+
+
+def _spec(name: str, handler: Any, policy: ReplayPolicy, *, safe: bool = False) -> ToolSpec:
     return ToolSpec(
         name=name,
         description=name,
         parameters={"type": "object", "properties": {"x": {"type": "string"}}},
         handler=handler,
         replay_policy=policy,
+        concurrency_safe=safe,
     )
 
 
-REGISTRY = ToolRegistry(
-    [
+def registry(variant: str) -> ToolRegistry:
+    """The tools of one lifetime; a variant changes the registry between lifetimes (J6, J4)."""
+    fetch_policy = ReplayPolicy.NEVER if variant == "fetch-never" else ReplayPolicy.SAFE
+    specs = [
         _spec("echo", echo, ReplayPolicy.SAFE),
         _spec("send", send, ReplayPolicy.NEVER),
-        _spec("fetch", fetch, ReplayPolicy.SAFE),
+        _spec("fetch", fetch, fetch_policy),
         _spec("loop", loop, ReplayPolicy.SAFE),
     ]
-)
+    if variant == "no-fetch":
+        del specs[2]
+    if variant == "pair-down":  # now exclusive, and the first call reports ENV_ERROR
+        specs.append(_spec("pair", pair_down, ReplayPolicy.SAFE))
+    else:
+        specs.append(_spec("pair", pair, ReplayPolicy.SAFE, safe=True))
+    return ToolRegistry(specs)
 
 
 def _call(name: str, x: str) -> Action:
@@ -90,12 +113,13 @@ SCENARIOS = {
     "safe": [_call("echo", "a"), _call("fetch", "b"), _call("echo", "c")],
     "changed": [_call("echo", "a"), _call("fetch", "CHANGED"), _call("echo", "c")],
     "loop": [_call("echo", "a"), _call("loop", "b"), _call("echo", "c")],
+    "pair": [_call("pair", "first"), _call("pair", "second")],
 }
 
 
-def main(runtime: str, directory: str, batch_id: str, scenario: str) -> None:
+def main(runtime: str, directory: str, batch_id: str, scenario: str, variant: str) -> None:
     module = importlib.import_module(f"correct_recovery.{runtime}")
-    target = module.factory(REGISTRY, directory, max_attempts=MAX_ATTEMPTS)
+    target = module.factory(registry(variant), directory, max_attempts=MAX_ATTEMPTS)
     try:
         outcomes = asyncio.run(target.run(batch_id, SCENARIOS[scenario]))
     except Exception as exc:
@@ -109,4 +133,5 @@ def main(runtime: str, directory: str, batch_id: str, scenario: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], sys.argv[4], sys.argv[5])
+    runtime, directory, _, batch_id, scenario = sys.argv[1:6]
+    main(runtime, directory, batch_id, scenario, sys.argv[6] if len(sys.argv) > 6 else "default")

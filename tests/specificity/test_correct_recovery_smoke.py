@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import signal
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +33,11 @@ class Lab:
         self.directory = tmp_path / "store"
         self.ledger = tmp_path / "ledger.txt"
 
-    def lifetime(self, batch_id: str, scenario: str, *, killed: bool = False) -> Any:
+    def lifetime(
+        self, batch_id: str, scenario: str, *, killed: bool = False, variant: str = "default"
+    ) -> Any:
         argv = [sys.executable, str(CHILD), self.runtime, str(self.directory)]
-        argv += [str(self.ledger), batch_id, scenario]
+        argv += [str(self.ledger), batch_id, scenario, variant]
         done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
         if killed:
             assert done.returncode == -signal.SIGKILL, done.stderr
@@ -111,3 +115,46 @@ def test_J10_flipped_byte_in_a_record_is_damage_naming_store_and_batch(lab: Lab)
     assert "error" in damaged and damaged["error"] != "ValueError"
     assert str(lab.directory) in damaged["message"] and "batch-x" in damaged["message"]
     assert lab.entries() == ["echo a", "send die"]
+
+
+def snapshot(directory: Path) -> dict[str, object]:
+    """The store's logical content: SQLite databases as SQL dumps (a checkpoint of the WAL on
+    close is SQLite moving bytes, not a record written), every other file as bytes."""
+    content: dict[str, object] = {}
+    for path in sorted(p for p in directory.rglob("*") if p.is_file()):
+        if path.name.endswith(("-wal", "-shm")):
+            continue
+        if path.suffix in (".sqlite3", ".db"):
+            with closing(sqlite3.connect(path)) as conn:
+                content[str(path)] = list(conn.iterdump())
+        else:
+            content[str(path)] = path.read_bytes()
+    return content
+
+
+def test_J9_refusal_leaves_every_store_byte_unchanged(lab: Lab) -> None:
+    lab.lifetime("b", "never", killed=True)
+    before = snapshot(lab.directory)
+    refused = lab.lifetime("b", "safe")  # other tool name at index 1
+    assert refused["error"] == "ValueError" and "call 1" in refused["message"]
+    assert snapshot(lab.directory) == before
+    assert lab.entries() == ["echo a", "send die"]
+
+
+@pytest.mark.parametrize("variant", ["fetch-never", "no-fetch"])
+def test_J6_current_never_or_unregistered_tool_is_not_rerun(lab: Lab, variant: str) -> None:
+    lab.lifetime("b", "safe", killed=True)  # fetch was SAFE in the header
+    outcomes = lab.lifetime("b", "safe", variant=variant)["outcomes"]
+    assert lab.entries() == ["echo a", "fetch b"]
+    assert outcomes[0] == [EXECUTED, "echo:a", False, False]
+    assert outcomes[1][0] == ENV_ERROR and outcomes[1][2] is True
+    assert outcomes[2][0] == NOT_EXECUTED and "1" in outcomes[2][1]
+
+
+def test_J4_in_doubt_safe_call_the_resume_never_reaches_is_interrupted(lab: Lab) -> None:
+    lab.lifetime("b", "pair", killed=True)  # both concurrency-safe: both in doubt
+    assert lab.entries() == ["pair first", "pair second"]
+    outcomes = lab.lifetime("b", "pair", variant="pair-down")["outcomes"]
+    assert lab.entries() == ["pair first", "pair second", "pair first"]
+    assert outcomes[0] == [ENV_ERROR, "backend down", False, False]
+    assert outcomes[1][0] == ENV_ERROR and outcomes[1][2] is True  # never "not run"

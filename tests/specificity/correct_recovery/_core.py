@@ -152,11 +152,16 @@ def _synthetic(status: ActionStatus, text: str) -> ActionOutcome:
 class _Journal:
     """The `BatchJournal` handed to the inner executor: every record durable before return."""
 
-    def __init__(self, backend: Backend, batch_id: str, first: int, started: dict[int, int]):
+    def __init__(
+        self, backend: Backend, batch_id: str, first: int, started: dict[int, int], wording: Wording
+    ) -> None:
         self._backend = backend
         self._batch_id = batch_id
         self._first = first
         self._started = started
+        self._wording = wording
+        # In doubt from an earlier lifetime and not yet started again in this one (J4).
+        self._in_doubt = {i for i, n in started.items() if i >= first and n > 0}
         self.done: dict[int, ActionOutcome] = {}
 
     async def started(self, index: int, action: Action) -> None:
@@ -165,10 +170,15 @@ class _Journal:
         attempt = self._started.get(index, 0) + 1
         self._backend.put_started(self._batch_id, index, attempt)  # J2: durable, then enter
         self._started[index] = attempt
+        self._in_doubt.discard(index)
 
     async def committed(self, index: int, outcome: ActionOutcome) -> None:
         if index < self._first:
             return  # a placeholder standing for a call committed in an earlier lifetime (J3)
+        if index in self._in_doubt and outcome.status is ActionStatus.NOT_EXECUTED:
+            # J4: the batch stopped before this in-doubt call was entered again; it may have
+            # run in an earlier lifetime, so it is interrupted, never "not run".
+            outcome = _synthetic(ActionStatus.ENV_ERROR, self._wording.interrupted(index))
         self._backend.put_committed(self._batch_id, index, outcome)
         self.done[index] = outcome
 
@@ -263,7 +273,7 @@ class DurableRuntime:
     ) -> list[ActionOutcome]:
         """Calls `first..stop-1` through the registry's batch executor, indices kept whole."""
         padded = [_PLACEHOLDER] * first + list(actions[first:stop])
-        journal = _Journal(self._backend, batch_id, first, recorded.started)
+        journal = _Journal(self._backend, batch_id, first, recorded.started, self._wording)
         executor = self._registry.batch_executor(max_concurrency=self._max_concurrency)
         outs = await executor.execute_batch(padded, journal)
         answered: list[ActionOutcome] = []
