@@ -114,6 +114,13 @@ SCENARIOS = {
     "changed": [_call("echo", "a"), _call("fetch", "CHANGED"), _call("echo", "c")],
     "loop": [_call("echo", "a"), _call("loop", "b"), _call("echo", "c")],
     "pair": [_call("pair", "first"), _call("pair", "second")],
+    "mixed": [
+        _call("echo", "a"),
+        _call("send", "die"),
+        Action(code="print(1)"),
+        _call("nope", "x"),
+        _call("echo", "c"),
+    ],
 }
 
 

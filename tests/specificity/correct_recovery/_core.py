@@ -136,7 +136,8 @@ class Wording:
 
     interrupted: Callable[[int], str]
     not_run_after_env_error: Callable[[int, int], str]
-    no_tool_call: Callable[[int], str]
+    no_tool_call: Callable[[int], str] | None
+    """E1's sentence for call i; None takes E1/E2 outcomes from the registry's executor."""
 
 
 def _synthetic(status: ActionStatus, text: str) -> ActionOutcome:
@@ -234,7 +235,7 @@ class DurableRuntime:
         stop = self._stop_index(recorded, actions, first)
         if stop > first:
             results.extend(await self._run_inner(batch_id, actions, recorded, first, stop))
-        results.extend(self._resolve_tail(batch_id, actions, recorded, results, stop))
+        results.extend(await self._resolve_tail(batch_id, actions, recorded, results, stop))
         return tuple(out for out in results if out is not None)
 
     def _check_consistent(self, batch_id: str, recorded: Recorded) -> None:
@@ -284,7 +285,7 @@ class DurableRuntime:
             answered.append(journal.done[index])
         return answered
 
-    def _resolve_tail(
+    async def _resolve_tail(
         self,
         batch_id: str,
         actions: tuple[Action, ...],
@@ -304,7 +305,8 @@ class DurableRuntime:
                 text = self._wording.interrupted(index)
                 outcome = _synthetic(ActionStatus.ENV_ERROR, text)
             else:
-                outcome = self._rejection(index, actions[index]) or self._not_run(index, lowest)
+                rejected = await self._rejection(index, actions[index])
+                outcome = rejected or self._not_run(index, lowest)
             self._backend.put_committed(batch_id, index, outcome)
             resolved.append(outcome)
         return resolved
@@ -315,15 +317,25 @@ class DurableRuntime:
         text = self._wording.not_run_after_env_error(index, lowest)
         return _synthetic(ActionStatus.NOT_EXECUTED, text)
 
-    def _rejection(self, index: int, action: Action) -> ActionOutcome | None:
-        """E1/E2 for a rejected call, None for an accepted one."""
-        if action.tool_call is None:
-            return _synthetic(ActionStatus.NOT_EXECUTED, self._wording.no_tool_call(index))
-        try:
-            self._registry.validate(action.tool_call)
-        except ToolValidationError as exc:
-            return _synthetic(ActionStatus.NOT_EXECUTED, str(exc))
-        return None
+    async def _rejection(self, index: int, action: Action) -> ActionOutcome | None:
+        """E1/E2 for a rejected call, None for an accepted one; no handler is entered."""
+        call = action.tool_call
+        message = None
+        if call is not None:
+            try:
+                self._registry.validate(call)
+            except ToolValidationError as exc:
+                message = str(exc)
+            else:
+                return None
+        if self._wording.no_tool_call is None:
+            # B10: the executor resolves a rejected call without entering anything.
+            (outcome,) = await self._registry.batch_executor().execute_batch([action])
+            if outcome.status is ActionStatus.NOT_EXECUTED:
+                return outcome
+        if message is None:
+            message = self._wording.no_tool_call(index) if self._wording.no_tool_call else ""
+        return _synthetic(ActionStatus.NOT_EXECUTED, message or "this action was rejected")
 
 
 def _check_same_batch(

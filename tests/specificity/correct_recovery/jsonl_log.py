@@ -115,7 +115,7 @@ class _JsonlFiles(Backend):
         self._append(batch_id, record)
 
     def close(self) -> None:
-        self._valid.clear()
+        pass  # `_valid` stays: another run of this object may be appending to its own batch
 
 
 def _replay(batch_id: str, payloads: list[Any]) -> Recorded:
@@ -143,7 +143,7 @@ WORDING = Wording(
     not_run_after_env_error=lambda i, k: (
         f"call {i} was never started because call {k} reported an environment error"
     ),
-    no_tool_call=lambda i: f"call {i} is not a tool call; nothing ran",
+    no_tool_call=None,  # E1/E2 outcomes in the registry executor's own words
 )
 
 

@@ -173,7 +173,7 @@ WORDING = Wording(
     not_run_after_env_error=lambda i, k: (
         f"Not run: call {k} failed with an environment error, so the batch stopped before call {i}."
     ),
-    no_tool_call=lambda i: "Nothing to run: the action is code, not a tool call.",
+    no_tool_call=None,  # E1/E2 outcomes in the registry executor's own words
 )
 
 
