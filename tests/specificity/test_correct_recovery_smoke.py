@@ -15,13 +15,16 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from polyloop import Action, ToolCall, ToolRegistry, ToolSpec
+from polyloop import Action, ToolCall, ToolEnvironmentError, ToolRegistry, ToolSpec
 
 HERE = Path(__file__).resolve().parent
 CHILD = HERE / "correct_recovery_child.py"
@@ -234,3 +237,35 @@ def test_J2_J12_failed_fsync_of_started_is_a_journal_fault_and_nothing_is_entere
     assert calls["n"] == header_fsyncs + 1  # never retried
     stored = [p.read_bytes() for p in (tmp_path / "store").rglob("*") if p.is_file()]
     assert any(b'"header"' in data for data in stored)  # it was the started record that failed
+
+
+_AWKWARD = st.sampled_from(["\ud800", "\udfff", "\u2028", "\r", "\n", "\x00", '"', "|", " "])
+_TEXT = st.lists(st.one_of(st.characters(), _AWKWARD), max_size=30).map("".join)
+
+
+@pytest.mark.parametrize("name", RUNTIMES)
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(text=_TEXT, raises=st.sampled_from(["", "env", "value"]), key=_TEXT)
+def test_J3_recorded_outcomes_come_back_exactly_for_any_text(
+    name: str, tmp_path: Path, text: str, raises: str, key: str
+) -> None:
+    _only(name, tmp_path)
+    module = importlib.import_module(f"{__package__}.correct_recovery.{name}")
+
+    async def speak(arguments: dict[str, Any]) -> str:
+        if raises == "env":
+            raise ToolEnvironmentError(text)
+        if raises == "value":
+            raise ValueError(text)
+        return text
+
+    spec = ToolSpec(name="speak", description="s", parameters={"type": "object"}, handler=speak)
+    registry = ToolRegistry([spec])
+    action = Action(tool_call=ToolCall(name="speak", arguments={key: [text, 1.5, None]}))
+    directory = Path(tempfile.mkdtemp(dir=tmp_path))
+    first = asyncio.run(module.factory(registry, directory).run(key or "k", [action] * 2))
+    again = asyncio.run(module.factory(registry, directory).run(key or "k", [action] * 2))
+    assert again == first
+    assert text in first[0].observation

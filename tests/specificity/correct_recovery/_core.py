@@ -32,8 +32,10 @@ __all__ = [
     "Wording",
     "canonical",
     "checksum",
+    "exact_text",
     "outcome_from_data",
     "outcome_to_data",
+    "text_from_data",
 ]
 
 CallEntry = tuple[str, "str | None"]
@@ -57,15 +59,35 @@ def canonical(value: object) -> str:
 
 
 def checksum(text: str) -> int:
-    """CRC-32 of the UTF-8 encoding of `text` (J10's per-record check)."""
-    return zlib.crc32(text.encode("utf-8")) & 0xFFFFFFFF
+    """CRC-32 of the UTF-8 encoding of `text` (J10's per-record check); lone surrogates pass."""
+    return zlib.crc32(text.encode("utf-8", "surrogatepass")) & 0xFFFFFFFF
+
+
+def exact_text(text: str) -> str | dict[str, str]:
+    """`text` as JSON data that decodes to the very same `str`.
+
+    JSON cannot carry a lone surrogate faithfully: `json.loads` joins an escaped surrogate
+    pair into one astral character. Such a text is stored as its UTF-8 (surrogatepass) hex.
+    """
+    if any("\ud800" <= char <= "\udfff" for char in text):
+        return {"utf8-surrogatepass": text.encode("utf-8", "surrogatepass").hex()}
+    return text
+
+
+def text_from_data(data: Any) -> str:
+    """The `str` `exact_text` encoded; `ValueError`/`TypeError` if malformed."""
+    if isinstance(data, str):
+        return data
+    if isinstance(data, dict) and set(data) == {"utf8-surrogatepass"}:
+        return bytes.fromhex(data["utf8-surrogatepass"]).decode("utf-8", "surrogatepass")
+    raise TypeError("not an encoded text")
 
 
 def outcome_to_data(outcome: ActionOutcome) -> dict[str, Any]:
     """Every field of an outcome as plain JSON data."""
     return {
         "status": outcome.status.value,
-        "observation": outcome.observation,
+        "observation": exact_text(outcome.observation),
         "synthetic": outcome.observation_is_synthetic,
         "completion": outcome.env_reported_completion,
         "truncated": outcome.observation_truncated_chars,
@@ -84,7 +106,7 @@ def outcome_from_data(data: Any) -> ActionOutcome:
         raise ValueError("not an encoded outcome")
     return ActionOutcome(
         status=ActionStatus(data["status"]),
-        observation=data["observation"],
+        observation=text_from_data(data["observation"]),
         observation_is_synthetic=data["synthetic"],
         env_reported_completion=data["completion"],
         observation_truncated_chars=data["truncated"],

@@ -26,8 +26,10 @@ from ._core import (
     Recorded,
     Wording,
     checksum,
+    exact_text,
     outcome_from_data,
     outcome_to_data,
+    text_from_data,
 )
 
 __all__ = ["RecordDirectoryDamaged", "factory"]
@@ -42,7 +44,7 @@ class RecordDirectoryDamaged(RuntimeError):
 
 
 def _canonical(record: Any) -> str:
-    return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(record, sort_keys=True, separators=(",", ":"))
 
 
 def _sync_directory(path: Path) -> None:
@@ -95,7 +97,7 @@ class _RecordFiles(Backend):
 
     def _collect(self, batch_id: str, folder: Path, names: list[str]) -> Recorded:
         head = self._read(batch_id, folder / "header.json")
-        if head["batch"] != batch_id:
+        if text_from_data(head["batch"]) != batch_id:
             raise ValueError("the header belongs to another batch")
         recorded = Recorded(header=tuple((c[0], c[1]) for c in head["calls"]))
         attempts: dict[int, list[int]] = {}
@@ -139,7 +141,11 @@ class _RecordFiles(Backend):
         _sync_directory(folder)
 
     def put_header(self, batch_id: str, entries: Sequence[CallEntry]) -> None:
-        record = {"kind": "header", "batch": batch_id, "calls": [list(e) for e in entries]}
+        record = {
+            "kind": "header",
+            "batch": exact_text(batch_id),
+            "calls": [list(e) for e in entries],
+        }
         self._write(batch_id, "header.json", record)
 
     def put_started(self, batch_id: str, index: int, attempt: int) -> None:

@@ -23,8 +23,10 @@ from ._core import (
     Recorded,
     Wording,
     checksum,
+    exact_text,
     outcome_from_data,
     outcome_to_data,
+    text_from_data,
 )
 
 __all__ = ["JsonlJournalDamaged", "factory"]
@@ -84,8 +86,8 @@ class _JsonlFiles(Backend):
 
     def _append(self, batch_id: str, record: dict[str, Any]) -> None:
         path = self._file(batch_id)
-        payload = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
-        line = f"{checksum(payload):08x} {payload}\n".encode()
+        payload = json.dumps(record, separators=(",", ":"))  # ASCII: any str survives
+        line = f"{checksum(payload):08x} {payload}\n".encode("ascii")
         created = not path.exists()
         fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
         try:
@@ -105,7 +107,7 @@ class _JsonlFiles(Backend):
 
     def put_header(self, batch_id: str, entries: Sequence[CallEntry]) -> None:
         calls = [{"call": desc, "policy": policy} for desc, policy in entries]
-        self._append(batch_id, {"type": "header", "batch": batch_id, "calls": calls})
+        self._append(batch_id, {"type": "header", "batch": exact_text(batch_id), "calls": calls})
 
     def put_started(self, batch_id: str, index: int, attempt: int) -> None:
         self._append(batch_id, {"type": "started", "index": index, "attempt": attempt})
@@ -120,7 +122,7 @@ class _JsonlFiles(Backend):
 
 def _replay(batch_id: str, payloads: list[Any]) -> Recorded:
     head, *rest = payloads
-    if head.get("type") != "header" or head.get("batch") != batch_id:
+    if head.get("type") != "header" or text_from_data(head.get("batch")) != batch_id:
         raise ValueError("the first record is not this batch's header")
     recorded = Recorded(header=tuple((c["call"], c["policy"]) for c in head["calls"]))
     for record in rest:

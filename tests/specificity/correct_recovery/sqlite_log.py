@@ -44,6 +44,11 @@ class SqliteLogDamaged(RuntimeError):
     """The journal database cannot be trusted (J10)."""
 
 
+def _key(batch_id: str) -> str:
+    """The batch id as stored: hex of its UTF-8 (surrogatepass), so any `str` binds, 1:1."""
+    return batch_id.encode("utf-8", "surrogatepass").hex()
+
+
 def _sealed(kind: str, index: int, body: str) -> int:
     return checksum(f"{kind}|{index}|{body}")
 
@@ -73,7 +78,7 @@ class _SqliteLog(Backend):
         try:
             rows = conn.execute(
                 "SELECT seq, kind, idx, body, crc FROM journal WHERE batch = ? ORDER BY seq",
-                (batch_id,),
+                (_key(batch_id),),
             ).fetchall()
         except sqlite3.DatabaseError as exc:
             raise self.damaged(batch_id, f"unreadable ({exc})") from exc
@@ -109,11 +114,11 @@ class _SqliteLog(Backend):
         conn.execute("BEGIN IMMEDIATE")
         try:
             (seq,) = conn.execute(
-                "SELECT COALESCE(MAX(seq) + 1, 0) FROM journal WHERE batch = ?", (batch_id,)
+                "SELECT COALESCE(MAX(seq) + 1, 0) FROM journal WHERE batch = ?", (_key(batch_id),)
             ).fetchone()
             conn.execute(
                 "INSERT INTO journal VALUES (?, ?, ?, ?, ?, ?)",
-                (batch_id, seq, kind, index, body, _sealed(kind, index, body)),
+                (_key(batch_id), seq, kind, index, body, _sealed(kind, index, body)),
             )
         except BaseException:
             conn.execute("ROLLBACK")

@@ -44,6 +44,11 @@ class CallTableDamaged(Exception):
     """A call table whose rows fail their check, or a database that cannot be read (J10)."""
 
 
+def _key(batch_id: str) -> str:
+    """The batch id as stored: hex of its UTF-8 (surrogatepass), so any `str` binds, 1:1."""
+    return batch_id.encode("utf-8", "surrogatepass").hex()
+
+
 def _row_crc(batch: str, idx: int, desc: str, policy: Any, state: str, n: int, out: Any) -> int:
     return checksum(json.dumps([batch, idx, desc, policy, state, n, out]))
 
@@ -89,12 +94,12 @@ class _CallRows(Backend):
                 if "batches" not in tables:
                     return None
                 head = conn.execute(
-                    "SELECT calls, crc FROM batches WHERE batch = ?", (batch_id,)
+                    "SELECT calls, crc FROM batches WHERE batch = ?", (_key(batch_id),)
                 ).fetchone()
                 rows = conn.execute(
                     "SELECT idx, description, policy, state, attempts, outcome, crc FROM calls"
                     " WHERE batch = ? ORDER BY idx",
-                    (batch_id,),
+                    (_key(batch_id),),
                 ).fetchall()
             except sqlite3.DatabaseError as exc:
                 raise self.damaged(batch_id, f"cannot read the database: {exc}") from exc
@@ -111,12 +116,12 @@ class _CallRows(Backend):
         with self._transaction(batch_id, write=True) as conn:
             count = len(entries)
             crc = checksum(json.dumps([batch_id, count]))
-            conn.execute("INSERT INTO batches VALUES (?, ?, ?)", (batch_id, count, crc))
+            conn.execute("INSERT INTO batches VALUES (?, ?, ?)", (_key(batch_id), count, crc))
             for idx, (desc, policy) in enumerate(entries):
                 crc = _row_crc(batch_id, idx, desc, policy, "pending", 0, None)
                 conn.execute(
                     "INSERT INTO calls VALUES (?, ?, ?, ?, 'pending', 0, NULL, ?)",
-                    (batch_id, idx, desc, policy, crc),
+                    (_key(batch_id), idx, desc, policy, crc),
                 )
 
     def _update(
@@ -125,14 +130,14 @@ class _CallRows(Backend):
         with self._transaction(batch_id, write=True) as conn:
             desc, policy, old_attempts = conn.execute(
                 "SELECT description, policy, attempts FROM calls WHERE batch = ? AND idx = ?",
-                (batch_id, index),
+                (_key(batch_id), index),
             ).fetchone()
             n = old_attempts if attempts is None else attempts
             crc = _row_crc(batch_id, index, desc, policy, state, n, out)
             conn.execute(
                 "UPDATE calls SET state = ?, attempts = ?, outcome = ?, crc = ?"
                 " WHERE batch = ? AND idx = ?",
-                (state, n, out, crc, batch_id, index),
+                (state, n, out, crc, _key(batch_id), index),
             )
 
     def put_started(self, batch_id: str, index: int, attempt: int) -> None:
