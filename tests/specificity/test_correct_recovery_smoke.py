@@ -24,7 +24,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from polyloop import Action, ToolCall, ToolEnvironmentError, ToolRegistry, ToolSpec
+from polyloop import (
+    Action,
+    ActionStatus,
+    ReplayPolicy,
+    ToolCall,
+    ToolEnvironmentError,
+    ToolRegistry,
+    ToolSpec,
+)
 
 HERE = Path(__file__).resolve().parent
 CHILD = HERE / "correct_recovery_child.py"
@@ -32,6 +40,8 @@ RUNTIMES = ("sqlite_log", "jsonl_log", "sqlite_rows", "file_per_record")
 PRESENT = [name for name in RUNTIMES if (HERE / "correct_recovery" / f"{name}.py").exists()]
 
 EXECUTED, NOT_EXECUTED, ENV_ERROR = "executed", "not_executed", "env_error"
+SAFE = ReplayPolicy.SAFE
+PAIR = ("first", "second")  # the child's "pair" scenario
 
 
 class Lab:
@@ -245,7 +255,7 @@ _TEXT = st.lists(st.one_of(st.characters(), _AWKWARD), max_size=30).map("".join)
 
 @pytest.mark.parametrize("name", RUNTIMES)
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(text=_TEXT, raises=st.sampled_from(["", "env", "value"]), key=_TEXT)
 def test_J3_recorded_outcomes_come_back_exactly_for_any_text(
@@ -269,3 +279,35 @@ def test_J3_recorded_outcomes_come_back_exactly_for_any_text(
     again = asyncio.run(module.factory(registry, directory).run(key or "k", [action] * 2))
     assert again == first
     assert text in first[0].observation
+
+
+def test_J4_B14_cancelled_resume_commits_unreached_in_doubt_call_interrupted(
+    lab: Lab,
+) -> None:
+    lab.lifetime("b", "pair", killed=True)  # both concurrency-safe: both in doubt
+    module = importlib.import_module(f"{__package__}.correct_recovery.{lab.runtime}")
+
+    async def hang(arguments: dict[str, Any]) -> str:
+        await asyncio.sleep(60)
+        return "unreachable"
+
+    schema = {"type": "object", "properties": {"x": {"type": "string"}}}
+    spec = ToolSpec(  # now exclusive: the resume enters call 0 alone
+        name="pair", description="p", parameters=schema, handler=hang, replay_policy=SAFE
+    )
+    registry = ToolRegistry([spec])
+    actions = [Action(tool_call=ToolCall(name="pair", arguments={"x": x})) for x in PAIR]
+
+    async def cancelled_resume() -> None:
+        task = asyncio.create_task(module.factory(registry, lab.directory).run("b", actions))
+        await asyncio.sleep(0.2)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancelled_resume())
+    outcomes = asyncio.run(module.factory(registry, lab.directory).run("b", actions))
+    assert [(o.status, o.observation_is_synthetic) for o in outcomes] == [
+        (ActionStatus.ENV_ERROR, True),  # B14: entered again, ended by the cancellation
+        (ActionStatus.ENV_ERROR, True),  # J4: in doubt, never reached: interrupted, not "not run"
+    ]
