@@ -75,6 +75,11 @@ async def pair_down(arguments: dict[str, Any]) -> str:
     raise ToolEnvironmentError("backend down")
 
 
+async def quick(arguments: dict[str, Any]) -> str:
+    _note(f"quick {arguments['x']}")
+    return f"quick:{arguments['x']}"
+
+
 def _spec(name: str, handler: Any, policy: ReplayPolicy, *, safe: bool = False) -> ToolSpec:
     return ToolSpec(
         name=name,
@@ -97,6 +102,7 @@ def registry(variant: str) -> ToolRegistry:
     ]
     if variant == "no-fetch":
         del specs[2]
+    specs.append(_spec("quick", quick, ReplayPolicy.NEVER, safe=True))
     if variant == "pair-down":  # now exclusive, and the first call reports ENV_ERROR
         specs.append(_spec("pair", pair_down, ReplayPolicy.SAFE))
     else:
@@ -114,6 +120,13 @@ SCENARIOS = {
     "changed": [_call("echo", "a"), _call("fetch", "CHANGED"), _call("echo", "c")],
     "loop": [_call("echo", "a"), _call("loop", "b"), _call("echo", "c")],
     "pair": [_call("pair", "first"), _call("pair", "second")],
+    "tri": [
+        _call("echo", "a"),
+        _call("pair", "first"),
+        _call("pair", "second"),
+        _call("echo", "d"),
+    ],
+    "limit": [_call("pair", "first"), _call("quick", "q"), _call("echo", "c")],
     "mixed": [
         _call("echo", "a"),
         _call("send", "die"),

@@ -263,7 +263,7 @@ class DurableRuntime:
     def _check_consistent(self, batch_id: str, recorded: Recorded) -> None:
         count = len(recorded.header)
         committed = sorted(recorded.committed)
-        if committed != list(range(len(committed))):
+        if committed != list(range(len(committed))) or len(committed) > count:
             raise self._backend.damaged(batch_id, "committed records are not a prefix")
         if any(not 0 <= i < count or n < 1 for i, n in recorded.started.items()):
             raise self._backend.damaged(batch_id, "a started record names no call")
