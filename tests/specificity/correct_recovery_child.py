@@ -1,7 +1,8 @@
-"""Child process for test_correct_recovery_smoke: one lifetime of one batch on one runtime.
+"""One lifetime of one batch on one runtime, for test_correct_recovery_smoke.
 
-Usage: python correct_recovery_child.py RUNTIME DIRECTORY LEDGER BATCH_ID SCENARIO [VARIANT]
-Prints the outcomes (or the error) as JSON on stdout; a handler may SIGKILL the process.
+The test calls `lifetime` in a forked child process; by hand:
+    python correct_recovery_child.py RUNTIME DIRECTORY LEDGER BATCH_ID SCENARIO [VARIANT]
+prints the outcomes (or the error) as JSON. A handler may SIGKILL the process.
 """
 
 from __future__ import annotations
@@ -17,10 +18,8 @@ from typing import Any
 
 from polyloop import Action, ReplayPolicy, ToolCall, ToolEnvironmentError, ToolRegistry, ToolSpec
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 MAX_ATTEMPTS = 2
-_LEDGER = Path(sys.argv[3]) if len(sys.argv) > 3 else Path(os.devnull)
+_LEDGER = Path(os.devnull)  # set by `lifetime`: where the handlers note every entry
 
 
 def _note(line: str) -> None:
@@ -137,21 +136,28 @@ SCENARIOS = {
 }
 
 
-def main(runtime: str, directory: str, batch_id: str, scenario: str, variant: str) -> None:
-    module = importlib.import_module(f"correct_recovery.{runtime}")
+def lifetime(
+    runtime: str, directory: str, ledger: str, batch_id: str, scenario: str, variant: str
+) -> dict[str, Any]:
+    """Run or resume `batch_id`; the outcomes as rows, or the error's class and message."""
+    global _LEDGER
+    _LEDGER = Path(ledger)
+    package = f"{__package__}.correct_recovery" if __package__ else "correct_recovery"
+    module = importlib.import_module(f"{package}.{runtime}")
     target = module.factory(registry(variant), directory, max_attempts=MAX_ATTEMPTS)
     try:
         outcomes = asyncio.run(target.run(batch_id, SCENARIOS[scenario]))
     except Exception as exc:
-        print(json.dumps({"error": type(exc).__name__, "message": str(exc)}))
-        return
+        return {"error": type(exc).__name__, "message": str(exc)}
     rows = [
         [o.status.value, o.observation, o.observation_is_synthetic, o.env_reported_completion]
         for o in outcomes
     ]
-    print(json.dumps({"outcomes": rows}))
+    return {"outcomes": rows}
 
 
 if __name__ == "__main__":
-    runtime, directory, _, batch_id, scenario = sys.argv[1:6]
-    main(runtime, directory, batch_id, scenario, sys.argv[6] if len(sys.argv) > 6 else "default")
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    variant = sys.argv[6] if len(sys.argv) > 6 else "default"
+    runtime, directory, ledger, batch_id, scenario = sys.argv[1:6]
+    print(json.dumps(lifetime(runtime, directory, ledger, batch_id, scenario, variant)))
