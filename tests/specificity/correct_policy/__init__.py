@@ -1,0 +1,20 @@
+"""Six policy executors written from the contract alone (sections 5, 6, 11), each its own style.
+
+`FACTORIES` maps a module name to its `factory(registry, policy)`; see README.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from polyloop import ActionExecutor, ToolPolicy, ToolRegistry
+
+from . import gathered, sequential, state_machine
+
+__all__ = ["FACTORIES"]
+
+FACTORIES: dict[str, Callable[[ToolRegistry, ToolPolicy | None], ActionExecutor]] = {
+    "sequential": sequential.factory,
+    "gathered": gathered.factory,
+    "state_machine": state_machine.factory,
+}

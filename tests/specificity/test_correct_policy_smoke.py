@@ -1,0 +1,349 @@
+"""Light smoke tests of the six independent policy executors (contract section 11).
+
+These only show each executor does what it was written to do on a few examples per clause; the
+conformance kit is what judges them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from polyloop import (
+    Action,
+    ActionExecutor,
+    ActionStatus,
+    Decision,
+    ToolCall,
+    ToolEnvironmentError,
+    ToolPolicy,
+    ToolRegistry,
+    ToolSpec,
+    Verdict,
+)
+
+from .correct_policy import FACTORIES
+
+Factory = Callable[[ToolRegistry, ToolPolicy | None], ActionExecutor]
+NAMES = sorted(FACTORIES)
+
+
+class Tools:
+    """A registry whose handlers record what they received."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any]] = []
+        self.release = asyncio.Event()
+        self.registry = ToolRegistry(
+            [
+                self._spec("echo", self._echo),
+                self._spec("boom", self._boom),
+                self._spec("env", self._env),
+                self._spec("number", self._number),
+                self._spec("slow", self._slow),
+            ]
+        )
+
+    @staticmethod
+    def _spec(name: str, handler: Callable[[dict[str, Any]], Awaitable[Any]]) -> ToolSpec:
+        return ToolSpec(
+            name=name,
+            description=name,
+            parameters={"type": "object", "properties": {"x": {"type": "string"}}},
+            handler=handler,
+        )
+
+    async def _echo(self, args: dict[str, Any]) -> str:
+        self.calls.append(("echo", args))
+        return f"echo {args.get('x', '')}"
+
+    async def _boom(self, args: dict[str, Any]) -> str:
+        self.calls.append(("boom", args))
+        raise RuntimeError("secret-in-message")
+
+    async def _env(self, args: dict[str, Any]) -> str:
+        self.calls.append(("env", args))
+        raise ToolEnvironmentError("backend down")
+
+    async def _number(self, args: dict[str, Any]) -> Any:
+        self.calls.append(("number", args))
+        return 42
+
+    async def _slow(self, args: dict[str, Any]) -> str:
+        self.calls.append(("slow", args))
+        await self.release.wait()
+        return "slow done"
+
+
+def action(name: str = "echo", **arguments: Any) -> Action:
+    return Action(tool_call=ToolCall(name=name, arguments=arguments))
+
+
+def verdict(decision: Decision, reason: str = "") -> Callable[[ToolCall], Awaitable[Verdict]]:
+    async def decide(call: ToolCall) -> Verdict:
+        return Verdict(decision=decision, reason=reason)
+
+    return decide
+
+
+async def abstain(call: ToolCall) -> None:
+    return None
+
+
+def run(factory: Factory, policy: ToolPolicy | None, act: Action, tools: Tools) -> Any:
+    return asyncio.run(factory(tools.registry, policy).execute(act))
+
+
+@pytest.fixture(params=NAMES)
+def factory(request: pytest.FixtureRequest) -> Factory:
+    return FACTORIES[request.param]
+
+
+def test_E5_E3_E4_E9_without_policy(factory: Factory) -> None:
+    tools = Tools()
+    ok = run(factory, None, action(x="hi"), tools)
+    assert (ok.status, ok.observation, ok.observation_is_synthetic) == (
+        ActionStatus.EXECUTED,
+        "echo hi",
+        False,
+    )
+    env = run(factory, ToolPolicy(), action("env"), tools)
+    assert (env.status, env.observation) == (ActionStatus.ENV_ERROR, "backend down")
+    boom = run(factory, None, action("boom"), tools)
+    assert boom.observation == "RuntimeError: secret-in-message"
+    with pytest.raises(TypeError, match="number"):
+        run(factory, None, action("number"), tools)
+
+
+def test_P1_rejected_call_never_reaches_policy(factory: Factory) -> None:
+    tools = Tools()
+    seen: list[str] = []
+
+    async def decider(call: ToolCall) -> None:
+        seen.append(call.name)
+
+    policy = ToolPolicy(deciders=(decider,))
+    out = run(factory, policy, action("nope"), tools)
+    code = asyncio.run(factory(tools.registry, policy).execute(Action(code="print(1)")))
+    assert out.status is code.status is ActionStatus.NOT_EXECUTED
+    assert out.observation_is_synthetic and code.observation_is_synthetic
+    assert seen == [] and tools.calls == []
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(range(4))))
+def test_P3_deny_wins_in_any_order(factory: Factory, order: tuple[int, ...]) -> None:
+    tools = Tools()
+    deciders = [
+        verdict(Decision.ALLOW, "fine"),
+        verdict(Decision.DENY, "too risky"),
+        verdict(Decision.ASK, "check"),
+        abstain,
+    ]
+
+    async def approve(call: ToolCall, reasons: tuple[str, ...]) -> bool:
+        return True
+
+    policy = ToolPolicy(deciders=tuple(deciders[i] for i in order), approver=approve)
+    out = run(factory, policy, action(x="a"), tools)
+    assert out.status is ActionStatus.NOT_EXECUTED and out.observation_is_synthetic
+    assert "too risky" in out.observation
+    assert tools.calls == []
+
+
+@given(st.lists(st.sampled_from([None, *Decision]), max_size=5), st.sampled_from(list(Decision)))
+@settings(max_examples=60, deadline=None)
+def test_P3_strictest_wins_over_any_answers(
+    answers: list[Decision | None], default: Decision
+) -> None:
+    combined = (
+        Decision.DENY
+        if Decision.DENY in answers
+        else Decision.ASK
+        if Decision.ASK in answers
+        else Decision.ALLOW
+        if Decision.ALLOW in answers
+        else default
+    )
+    deciders = [abstain if a is None else verdict(a, "r") for a in answers]
+
+    async def approve(call: ToolCall, reasons: tuple[str, ...]) -> bool:
+        return True
+
+    for name in NAMES:
+        tools = Tools()
+        policy = ToolPolicy(deciders=tuple(deciders), approver=approve, default=default)
+        out = run(FACTORIES[name], policy, action(x="z"), tools)
+        runs = combined is not Decision.DENY
+        assert (out.status is ActionStatus.EXECUTED) is runs, name
+        assert len(tools.calls) == int(runs), name
+
+
+@pytest.mark.parametrize("answer", [None, 1, "yes", False])
+def test_P5_approver_that_does_not_return_True_denies(factory: Factory, answer: Any) -> None:
+    tools = Tools()
+    asked: list[tuple[str, ...]] = []
+
+    async def approver(call: ToolCall, reasons: tuple[str, ...]) -> Any:
+        asked.append(reasons)
+        return answer
+
+    deciders = [verdict(Decision.ASK, "first"), abstain, verdict(Decision.ASK, "second")]
+    out = run(factory, ToolPolicy(deciders=tuple(deciders), approver=approver), action(), tools)
+    assert out.status is ActionStatus.NOT_EXECUTED and out.observation_is_synthetic
+    assert asked == [("first", "second")] and tools.calls == []
+
+
+def test_P5_no_approver_denies_and_True_grants(factory: Factory) -> None:
+    tools = Tools()
+    ask = (verdict(Decision.ASK, "why"),)
+    denied = run(factory, ToolPolicy(deciders=ask), action(), tools)
+    assert denied.status is ActionStatus.NOT_EXECUTED and tools.calls == []
+
+    async def approver(call: ToolCall, reasons: tuple[str, ...]) -> bool:
+        raise ValueError("approver-secret")
+
+    failed = run(factory, ToolPolicy(deciders=ask, approver=approver), action(), tools)
+    assert failed.status is ActionStatus.NOT_EXECUTED
+    assert "ValueError" in failed.observation and "approver-secret" not in failed.observation
+
+    async def yes(call: ToolCall, reasons: tuple[str, ...]) -> bool:
+        return True
+
+    out = run(
+        factory, ToolPolicy(deciders=ask, approver=yes, default=Decision.DENY), action(), tools
+    )
+    assert out.status is ActionStatus.EXECUTED and len(tools.calls) == 1
+
+
+@pytest.mark.parametrize("bad", ["raise", "bool", "decision"])
+def test_P4_failing_decider_denies_without_its_message(factory: Factory, bad: str) -> None:
+    tools = Tools()
+
+    async def decider(call: ToolCall) -> Any:
+        if bad == "raise":
+            raise KeyError("decider-secret")
+        return True if bad == "bool" else Decision.ALLOW
+
+    policy = ToolPolicy(deciders=(abstain, decider, verdict(Decision.ALLOW)))
+    out = run(factory, policy, action(), tools)
+    assert out.status is ActionStatus.NOT_EXECUTED and tools.calls == []
+    assert "1" in out.observation and "decider-secret" not in out.observation
+    if bad == "raise":
+        assert "KeyError" in out.observation
+
+
+def test_P7_P8_wrappers_nest_outermost_first_and_see_the_call(factory: Factory) -> None:
+    tools = Tools()
+    act = action(x="v")
+    log: list[str] = []
+
+    def wrapper(tag: str, times: int) -> Any:
+        async def wrap(call: ToolCall, proceed: Callable[[], Awaitable[str]]) -> str:
+            assert call is act.tool_call
+            log.append(f"{tag}>")
+            result = ""
+            for _ in range(times):
+                result = await proceed()
+            log.append(f"<{tag}")
+            return f"{tag}({result})"
+
+        return wrap
+
+    policy = ToolPolicy(wrappers=(wrapper("a", 1), wrapper("b", 2)))
+    out = run(factory, policy, act, tools)
+    assert out.observation == "a(b(echo v))" and not out.observation_is_synthetic
+    assert log == ["a>", "b>", "<b", "<a"]
+    assert tools.calls == [("echo", {"x": "v"}), ("echo", {"x": "v"})]
+
+
+def test_P9_wrapper_swallowing_cancellation_still_cancels(factory: Factory) -> None:
+    tools = Tools()
+    post_calls: list[str] = []
+
+    async def swallow(call: ToolCall, proceed: Callable[[], Awaitable[str]]) -> str:
+        try:
+            return await proceed()
+        except asyncio.CancelledError:
+            return "pretend success"
+
+    async def post(call: ToolCall, text: str) -> str:
+        post_calls.append(text)
+        return text
+
+    async def scenario() -> None:
+        executor = factory(tools.registry, ToolPolicy(wrappers=(swallow,), post=(post,)))
+        task = asyncio.ensure_future(executor.execute(action("slow")))
+        while not tools.calls:
+            await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(scenario())
+    assert post_calls == [] and len(tools.calls) == 1
+
+
+def test_P9_cancel_during_decider_that_swallows_never_enters(factory: Factory) -> None:
+    tools = Tools()
+    started = asyncio.Event()
+
+    async def stubborn(call: ToolCall) -> Verdict:
+        started.set()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.sleep(3600)
+        return Verdict(decision=Decision.ALLOW)
+
+    async def scenario() -> None:
+        executor = factory(tools.registry, ToolPolicy(deciders=(stubborn,)))
+        task = asyncio.ensure_future(executor.execute(action()))
+        await started.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(scenario())
+    assert tools.calls == []
+
+
+def test_P10_failing_post_processor_withholds_the_observation(factory: Factory) -> None:
+    tools = Tools()
+    later: list[str] = []
+
+    async def redact(call: ToolCall, text: str) -> str:
+        return text.replace("hi", "**")
+
+    async def broken(call: ToolCall, text: str) -> str:
+        raise ValueError(text)
+
+    async def after(call: ToolCall, text: str) -> str:
+        later.append(text)
+        return text
+
+    out = run(factory, ToolPolicy(post=(redact, broken, after)), action(x="hi"), tools)
+    assert out.status is ActionStatus.EXECUTED and out.observation_is_synthetic
+    assert "1" in out.observation and "ValueError" in out.observation
+    assert "echo" not in out.observation and later == []
+    redacted = run(factory, ToolPolicy(post=(redact, after)), action(x="hi"), tools)
+    assert (redacted.observation, redacted.observation_is_synthetic) == ("echo **", False)
+
+
+def test_P10_env_error_and_denied_calls_are_never_post_processed(factory: Factory) -> None:
+    tools = Tools()
+    seen: list[str] = []
+
+    async def post(call: ToolCall, text: str) -> str:
+        seen.append(text)
+        return "forged"
+
+    env = run(factory, ToolPolicy(post=(post,)), action("env"), tools)
+    assert (env.status, env.observation) == (ActionStatus.ENV_ERROR, "backend down")
+    boom = run(factory, ToolPolicy(post=(post,)), action("boom"), tools)
+    assert (boom.status, boom.observation) == (ActionStatus.EXECUTED, "forged")
+    assert seen == ["RuntimeError: secret-in-message"]
