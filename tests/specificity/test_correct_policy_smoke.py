@@ -347,3 +347,124 @@ def test_P10_env_error_and_denied_calls_are_never_post_processed(factory: Factor
     boom = run(factory, ToolPolicy(post=(post,)), action("boom"), tools)
     assert (boom.status, boom.observation) == (ActionStatus.EXECUTED, "forged")
     assert seen == ["RuntimeError: secret-in-message"]
+
+
+class Halt(BaseException):
+    """A BaseException that is not an Exception and not one asyncio treats specially."""
+
+
+@pytest.mark.parametrize("where", ["decider", "approver", "wrapper", "post"])
+def test_P4_E6_base_exception_of_a_listener_propagates_as_the_same_object(
+    factory: Factory, where: str
+) -> None:
+    tools = Tools()
+    halt = Halt()
+
+    async def decider(call: ToolCall) -> Verdict:
+        if where == "decider":
+            raise halt
+        return Verdict(decision=Decision.ASK, reason="r")
+
+    async def approver(call: ToolCall, reasons: tuple[str, ...]) -> bool:
+        if where == "approver":
+            raise halt
+        return True
+
+    async def wrapper(call: ToolCall, proceed: Callable[[], Awaitable[str]]) -> str:
+        if where == "wrapper":
+            raise halt
+        return await proceed()
+
+    async def post(call: ToolCall, text: str) -> str:
+        raise halt
+
+    policy = ToolPolicy(deciders=(decider,), approver=approver, wrappers=(wrapper,), post=(post,))
+    with pytest.raises(Halt) as caught:
+        run(factory, policy, action(), tools)
+    assert caught.value is halt
+    assert len(tools.calls) == int(where == "post")
+
+
+def test_P5_approval_is_asked_once_per_call_never_cached(factory: Factory) -> None:
+    tools = Tools()
+    asked: list[ToolCall] = []
+
+    async def approver(call: ToolCall, reasons: tuple[str, ...]) -> bool:
+        asked.append(call)
+        return True
+
+    executor = factory(tools.registry, ToolPolicy(default=Decision.ASK, approver=approver))
+    first, second = action(x="same"), action(x="same")
+
+    async def both() -> None:
+        await executor.execute(first)
+        await executor.execute(second)
+
+    asyncio.run(both())
+    assert asked == [first.tool_call, second.tool_call] and len(tools.calls) == 2
+    assert asked[0] is first.tool_call and asked[1] is second.tool_call
+
+
+def test_P6_denial_lists_deny_reasons_in_decider_order(factory: Factory) -> None:
+    tools = Tools()
+    deciders = (verdict(Decision.DENY, "alpha-reason"), verdict(Decision.DENY, "beta-reason"))
+    out = run(factory, ToolPolicy(deciders=deciders), action(), tools)
+    assert out.status is ActionStatus.NOT_EXECUTED and out.observation_is_synthetic
+    # P3 lets a sequential executor stop at the first DENY in its own fixed order.
+    assert "alpha-reason" in out.observation or "beta-reason" in out.observation
+    if "alpha-reason" in out.observation and "beta-reason" in out.observation:
+        assert out.observation.index("alpha-reason") < out.observation.index("beta-reason")
+    long = run(factory, ToolPolicy(deciders=(verdict(Decision.DENY, "x" * 5000),)), action(), tools)
+    assert len(long.observation) < 2000 and tools.calls == []
+
+
+def test_P7_E13_each_proceed_gets_a_fresh_plain_copy(factory: Factory) -> None:
+    received: list[Any] = []
+
+    async def mutate(args: dict[str, Any]) -> str:
+        received.append(args)
+        args["x"] = "changed"
+        args["extra"] = 1
+        return "ok"
+
+    async def twice(call: ToolCall, proceed: Callable[[], Awaitable[str]]) -> str:
+        await proceed()
+        return await proceed()
+
+    registry = ToolRegistry([ToolSpec(name="m", description="m", parameters={}, handler=mutate)])
+    act = action("m", x="orig")
+    out = asyncio.run(factory(registry, ToolPolicy(wrappers=(twice,))).execute(act))
+    assert out.observation == "ok" and len(received) == 2
+    assert received[0] is not received[1] and type(received[1]) is dict
+    assert act.tool_call is not None and dict(act.tool_call.arguments) == {"x": "orig"}
+
+
+def test_P9_stubborn_handler_is_awaited_through_repeated_cancels(factory: Factory) -> None:
+    tools = Tools()
+    finished: list[str] = []
+
+    async def stubborn(args: dict[str, Any]) -> str:
+        tools.calls.append(("stubborn", args))
+        for _ in range(3):
+            with contextlib.suppress(asyncio.CancelledError):
+                await tools.release.wait()
+        finished.append("done")
+        return "late"
+
+    registry = ToolRegistry([ToolSpec(name="s", description="s", parameters={}, handler=stubborn)])
+
+    async def scenario() -> None:
+        task = asyncio.ensure_future(factory(registry, ToolPolicy()).execute(action("s")))
+        while not tools.calls:
+            await asyncio.sleep(0)
+        for _ in range(2):
+            task.cancel()
+            for _ in range(5):
+                await asyncio.sleep(0)
+            assert not task.done()
+        tools.release.set()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert finished == ["done"]
+
+    asyncio.run(scenario())

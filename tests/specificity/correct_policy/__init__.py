@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from polyloop import ActionExecutor, ToolPolicy, ToolRegistry
 
-from . import gathered, sequential, state_machine
+from . import composed, gathered, sequential, state_machine
 
 __all__ = ["FACTORIES"]
 
@@ -17,4 +17,5 @@ FACTORIES: dict[str, Callable[[ToolRegistry, ToolPolicy | None], ActionExecutor]
     "sequential": sequential.factory,
     "gathered": gathered.factory,
     "state_machine": state_machine.factory,
+    "composed": composed.factory,
 }

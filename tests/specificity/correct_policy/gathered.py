@@ -131,19 +131,19 @@ class GatheredPolicyExecutor:
 
     async def _deciding(self, call: ToolCall, flag: _Cancelled) -> ActionOutcome | None:
         deciders = self._policy.deciders
-        ok, answers = await _stage(
-            flag, asyncio.gather(*(d(call) for d in deciders), return_exceptions=True)
-        )
+        # Each decider is captured on its own, so one raising never cuts the others short
+        # and an answer that merely *is* an exception object is not taken for a raise.
+        ok, answers = await _stage(flag, asyncio.gather(*(_capture(d(call)) for d in deciders)))
         if not ok:
             raise answers
-        for answer in answers:
-            if isinstance(answer, BaseException) and _fatal(answer):
+        for answered, answer in answers:
+            if not answered and _fatal(answer):
                 raise answer
         problems: list[str] = []
         asks: list[str] = []
         kinds: set[Decision] = set()
-        for position, answer in enumerate(answers):
-            if isinstance(answer, BaseException):
+        for position, (answered, answer) in enumerate(answers):
+            if not answered:
                 problems.append(f"decider #{position} failed with {type(answer).__name__}")
             elif answer is None:
                 continue

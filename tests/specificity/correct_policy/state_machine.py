@@ -58,7 +58,7 @@ class _Machine:
 
 def _final(status: ActionStatus, text: str, synthetic: bool) -> ActionOutcome:
     if synthetic and len(text) >= 2000:
-        text = text[:1997] + "..."
+        text = text[:1996] + "..."
     return ActionOutcome(
         status=status,
         observation=text,
