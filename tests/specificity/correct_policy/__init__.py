@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from polyloop import ActionExecutor, ToolPolicy, ToolRegistry
 
-from . import composed, gathered, sequential, state_machine
+from . import composed, gathered, sequential, staged, state_machine, worded
 
 __all__ = ["FACTORIES"]
 
@@ -18,4 +18,6 @@ FACTORIES: dict[str, Callable[[ToolRegistry, ToolPolicy | None], ActionExecutor]
     "gathered": gathered.factory,
     "state_machine": state_machine.factory,
     "composed": composed.factory,
+    "staged": staged.factory,
+    "worded": worded.factory,
 }
