@@ -468,3 +468,40 @@ def test_P9_stubborn_handler_is_awaited_through_repeated_cancels(factory: Factor
         assert finished == ["done"]
 
     asyncio.run(scenario())
+
+
+def test_P9_proceed_called_after_cancellation_does_not_enter(factory: Factory) -> None:
+    entries: list[int] = []
+    refused: list[str] = []
+
+    async def first_hangs(args: dict[str, Any]) -> str:
+        entries.append(len(entries))
+        if len(entries) == 1:
+            await asyncio.Event().wait()
+        return "a wrongly re-entered handler returns at once instead of hanging the test"
+
+    registry = ToolRegistry(
+        [ToolSpec(name="h", description="h", parameters={}, handler=first_hangs)]
+    )
+
+    async def retry_on_cancel(call: ToolCall, proceed: Callable[[], Awaitable[str]]) -> str:
+        try:
+            return await proceed()
+        except asyncio.CancelledError:
+            try:
+                return await proceed()
+            except asyncio.CancelledError:
+                refused.append("again")
+                return "made up"
+
+    async def scenario() -> None:
+        executor = factory(registry, ToolPolicy(wrappers=(retry_on_cancel,)))
+        task = asyncio.ensure_future(executor.execute(action("h")))
+        while not entries:
+            await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(scenario())
+    assert refused == ["again"] and entries == [0]
