@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -505,3 +506,82 @@ def test_P9_proceed_called_after_cancellation_does_not_enter(factory: Factory) -
 
     asyncio.run(scenario())
     assert refused == ["again"] and entries == [0]
+
+
+DECIDER_KINDS = ["abstain", "allow", "ask", "deny", "raise", "bad"]
+APPROVER_KINDS = ["none", "true", "false", "one", "raise"]
+WRAPPER_KINDS = ["pass", "twice", "answer", "raise_env"]
+POST_KINDS = ["upper", "raise", "not_str"]
+
+
+def build_policy(
+    deciders: list[str], approver: str, wrappers: list[str], post: list[str], default: Decision
+) -> ToolPolicy:
+    async def decider_of(kind: str, call: ToolCall) -> Any:
+        if kind == "raise":
+            raise LookupError("msg-7 from decider")
+        table: dict[str, Any] = {
+            "abstain": None,
+            "bad": "yes",
+            "allow": Verdict(decision=Decision.ALLOW, reason="ok"),
+            "ask": Verdict(decision=Decision.ASK, reason="asking"),
+            "deny": Verdict(decision=Decision.DENY, reason="denying"),
+        }
+        return table[kind]
+
+    async def approve(call: ToolCall, reasons: tuple[str, ...]) -> Any:
+        if approver == "raise":
+            raise OSError("msg-7 from approver")
+        return {"true": True, "false": False, "one": 1}[approver]
+
+    async def wrapper_of(kind: str, call: ToolCall, proceed: Callable[[], Awaitable[str]]) -> str:
+        if kind == "answer":
+            return "cached"
+        if kind == "raise_env":
+            raise ToolEnvironmentError("wrapper env")
+        first = await proceed()
+        return await proceed() if kind == "twice" else first
+
+    async def post_of(kind: str, call: ToolCall, text: str) -> Any:
+        if kind == "raise":
+            raise ValueError(text)
+        return text.upper() if kind == "upper" else 7
+
+    return ToolPolicy(
+        deciders=tuple(functools.partial(decider_of, k) for k in deciders),
+        approver=None if approver == "none" else approve,
+        wrappers=tuple(functools.partial(wrapper_of, k) for k in wrappers),
+        post=tuple(functools.partial(post_of, k) for k in post),
+        default=default,
+    )
+
+
+@given(
+    st.lists(st.sampled_from(DECIDER_KINDS), max_size=4),
+    st.sampled_from(APPROVER_KINDS),
+    st.lists(st.sampled_from(WRAPPER_KINDS), max_size=2),
+    st.lists(st.sampled_from(POST_KINDS), max_size=2),
+    st.sampled_from(list(Decision)),
+    st.sampled_from(["echo", "boom", "env"]),
+)
+@settings(max_examples=150, deadline=None)
+def test_P1_P12_the_six_agree_on_everything_the_contract_fixes(
+    deciders: list[str],
+    approver: str,
+    wrappers: list[str],
+    post: list[str],
+    default: Decision,
+    tool: str,
+) -> None:
+    """Differential: statuses, flags, handler entries and non-synthetic texts are not a choice."""
+    seen: dict[str, tuple[Any, ...]] = {}
+    for name in NAMES:
+        tools = Tools()
+        policy = build_policy(deciders, approver, wrappers, post, default)
+        out = run(FACTORIES[name], policy, action(tool, x="zqx-arg"), tools)
+        text = out.observation if not out.observation_is_synthetic else None
+        seen[name] = (out.status, out.observation_is_synthetic, len(tools.calls), text)
+        assert len(out.observation) < 2000 or not out.observation_is_synthetic
+        if out.observation_is_synthetic:  # P4, P5, P10: never a listener's message or the text
+            assert "msg-7" not in out.observation and "zqx" not in out.observation.lower()
+    assert len(set(seen.values())) == 1, seen
