@@ -585,3 +585,24 @@ def test_P1_P12_the_six_agree_on_everything_the_contract_fixes(
         if out.observation_is_synthetic:  # P4, P5, P10: never a listener's message or the text
             assert "msg-7" not in out.observation and "zqx" not in out.observation.lower()
     assert len(set(seen.values())) == 1, seen
+
+
+def test_P3_no_decider_is_cancelled_because_another_denied(factory: Factory) -> None:
+    tools = Tools()
+    called: list[int] = []
+    finished: list[int] = []
+
+    def slow(position: int, decision: Decision) -> Callable[[ToolCall], Awaitable[Verdict]]:
+        async def decide(call: ToolCall) -> Verdict:
+            called.append(position)
+            for _ in range(position * 3):
+                await asyncio.sleep(0)
+            finished.append(position)
+            return Verdict(decision=decision, reason=f"r{position}")
+
+        return decide
+
+    deciders = (slow(0, Decision.DENY), slow(1, Decision.ALLOW), slow(2, Decision.ASK))
+    out = run(factory, ToolPolicy(deciders=deciders), action(), tools)
+    assert out.status is ActionStatus.NOT_EXECUTED and "r0" in out.observation
+    assert called and sorted(called) == sorted(finished) and tools.calls == []
