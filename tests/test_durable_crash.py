@@ -14,10 +14,9 @@ import signal
 import tempfile
 from pathlib import Path
 
+from _durable_harness import INTERRUPTED, Schedule, check_invariants, entries
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from _durable_harness import INTERRUPTED, Schedule, check_invariants, entries
 
 CAMPAIGN = int(os.environ.get("POLYLOOP_CRASH_CAMPAIGN", "0") or 0)
 EVENTS = ("enter", "effect", "return", "started", "committed")
