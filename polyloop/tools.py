@@ -296,20 +296,41 @@ def _plain_key(key: object) -> object:
 
 
 class _CompiledTool:
-    """One spec's checks, derived once at registry construction and run on every call.
+    """One spec's checks, derived on the tool's first call and run on every call.
 
     Interpreting the schema on every call costs several times the handler's own dispatch;
-    compiling it into a few tuples keeps validation close to a dictionary lookup.
+    compiling it into a few tables keeps validation close to a dictionary lookup. Compiling on
+    first use keeps a registry's construction linear and cheap however many tools it holds
+    (bench/dispatch.py), when a run calls only a few of them.
     """
 
-    __slots__ = ("allowed", "handler", "label", "name", "required", "required_set", "spec", "typed")
+    __slots__ = (
+        "allowed",
+        "checks",
+        "closed",
+        "fast",
+        "handler",
+        "name",
+        "required",
+        "spec",
+        "typed",
+    )
 
     def __init__(self, spec: ToolSpec) -> None:
         self.spec = spec
         self.name = spec.name
-        self.label = safe_repr(spec.name)
         self.handler = spec.handler
-        params = spec.parameters
+        self.fast: dict[str, frozenset[type] | None] | None = None  # None until compiled
+
+    @property
+    def label(self) -> str:
+        """The tool's name as messages show it (only error paths read it)."""
+        return safe_repr(self.name)
+
+    def _compile(self) -> dict[str, frozenset[type] | None]:
+        """Derive the checks from the schema; `fast` is assigned last, so a compiled entry is
+        one whose `fast` is set (compiling twice gives the same tables)."""
+        params = self.spec.parameters
         dialect = params.get("$schema")
         modern = dialect is None or (
             isinstance(dialect, str) and any(marker in dialect for marker in _MODERN_DIALECTS)
@@ -318,42 +339,67 @@ class _CompiledTool:
         legacy = not modern
         self.required: tuple[str, ...] = ()
         self.allowed: frozenset[str] | None = None
-        self.required_set: frozenset[str] = frozenset()
         self.typed: tuple[_TypeRule, ...] = ()
-        if legacy and "$ref" in params:
-            return  # the root's required/properties/additionalProperties are all inert
-        draft3 = isinstance(dialect, str) and _DRAFT3 in dialect
-        required = params.get("required")
-        if (
-            not draft3
-            and isinstance(required, tuple)
-            and all(isinstance(key, str) for key in required)
-        ):
-            self.required = tuple(dict.fromkeys(required))
-            self.required_set = frozenset(required)
+        self.checks: dict[str, Callable[[object], bool]] = {}
+        self.closed = False
+        fast: dict[str, frozenset[type] | None] = {}
         properties = params.get("properties", {})
-        if not isinstance(properties, Mapping):
-            return
-        if params.get("additionalProperties") is False and "patternProperties" not in params:
-            self.allowed = frozenset(properties)
-        rules = (_type_rule(key, schema, legacy) for key, schema in properties.items())
-        self.typed = tuple(rule for rule in rules if rule is not None)
+        # Up to draft-07 a root $ref makes required/properties/additionalProperties inert.
+        if not (legacy and "$ref" in params):
+            draft3 = isinstance(dialect, str) and _DRAFT3 in dialect
+            required = params.get("required")
+            if (
+                not draft3
+                and isinstance(required, tuple)
+                and all(isinstance(key, str) for key in required)
+            ):
+                self.required = tuple(dict.fromkeys(required))
+            if isinstance(properties, Mapping):
+                if (
+                    params.get("additionalProperties") is False
+                    and "patternProperties" not in params
+                ):
+                    self.allowed = frozenset(properties)
+                    self.closed = True
+                    fast = dict.fromkeys(properties)  # declared, any type: None
+                rules = (_type_rule(key, schema, legacy) for key, schema in properties.items())
+                self.typed = tuple(rule for rule in rules if rule is not None)
+                for key, types_, check, _ in self.typed:
+                    fast[key] = types_
+                    self.checks[key] = check
+        self.fast = fast
+        return fast
 
     def problem(self, arguments: object) -> str | None:
         """The rejection message for `arguments`, or None when they pass the subset.
 
         The fast path answers the common case (a valid call recorded as a read-only dict)
-        with set comparisons on the key view; anything else takes the full, message-building
-        path, which is the authority.
+        in one pass over its items, each judged by one lookup of its key; anything else
+        takes the full, message-building path, which is the authority.
         """
+        fast = self.fast
+        if fast is None:
+            fast = self._compile()
         kind = type(arguments)
         if kind is MappingProxyType or kind is dict:
             try:
-                keys = arguments.keys()  # type: ignore[attr-defined]
-                if keys >= self.required_set and (self.allowed is None or keys <= self.allowed):
-                    for key, fast, check, _ in self.typed:
-                        value = arguments.get(key, _ABSENT)  # type: ignore[attr-defined]
-                        if value is not _ABSENT and type(value) not in fast and not check(value):
+                for key in self.required:
+                    if key not in arguments:  # type: ignore[operator]
+                        break
+                else:
+                    closed = self.closed
+                    for key, value in arguments.items():  # type: ignore[attr-defined]
+                        if type(key) is not str:
+                            break  # a key of another type: only the full path reads it
+                        rule = fast.get(key, _ABSENT)
+                        if rule is _ABSENT:
+                            if closed:
+                                break  # undeclared under additionalProperties: false
+                        elif (
+                            rule is not None
+                            and type(value) not in rule  # type: ignore[operator]
+                            and not self.checks[key](value)
+                        ):
                             break
                     else:
                         return None
@@ -564,6 +610,7 @@ class ToolRegistry:
 
 
 _outcome = _trusted_outcome
+_EXECUTED = ActionStatus.EXECUTED
 
 
 _NO_TOOL_CALL = _outcome(
@@ -647,7 +694,16 @@ class RegistryExecutor:
             return admitted  # type: ignore[return-value]
         policy = self._policy
         if policy is None:
-            return await _run(admitted, action.tool_call.arguments)  # type: ignore[union-attr]
+            # `_run`, written out: one coroutine fewer on the path every plain call takes.
+            try:
+                result = await admitted.handler(  # type: ignore[misc]
+                    thaw_arguments(action.tool_call.arguments)  # type: ignore[union-attr]
+                )
+            except Exception as exc:
+                return _map_exception(exc)
+            if type(result) is str:
+                return _outcome(_EXECUTED, result, False)
+            return _map_result(admitted, result)
         call: ToolCall = action.tool_call  # type: ignore[assignment]
         task = _current_task()
         if task is None or not _HAS_CANCELLING:
@@ -687,27 +743,11 @@ async def _run(entry: _CompiledTool, arguments: Mapping[str, Any]) -> ActionOutc
     assert handler is not None
     try:
         result = await handler(thaw_arguments(arguments))
-    except ToolEnvironmentError as exc:
-        text = _exception_text(exc)
-        if text is None:
-            text = f"{_exception_name(exc)}: {_STR_FAILED}"
-        return _outcome(ActionStatus.ENV_ERROR, text, False)
     except Exception as exc:
-        text = _exception_text(exc)
-        return _outcome(
-            ActionStatus.EXECUTED,
-            f"{_exception_name(exc)}: {_STR_FAILED if text is None else text}",
-            False,
-        )
-    if type(result) is not str:
-        # issubclass, not isinstance: an object whose `__class__` claims `str` is not one.
-        if not issubclass(type(result), str):
-            raise TypeError(
-                f"the handler of tool {entry.label} returned {type_label(result)}, "
-                "not str: a handler must return the observation text"
-            )
-        result = str.__str__(result)
-    return _outcome(ActionStatus.EXECUTED, result, False)
+        return _map_exception(exc)
+    if type(result) is str:
+        return _outcome(_EXECUTED, result, False)
+    return _map_result(entry, result)
 
 
 # --- policy (contract section 11) ----------------------------------------------------------------
@@ -842,6 +882,7 @@ class _HandlerRaised:
 def _map_result(entry: _CompiledTool, result: object) -> ActionOutcome:
     """A chain's (or a handler's) return value as section 6 maps it (E5, E9)."""
     if type(result) is not str:
+        # issubclass, not isinstance: an object whose `__class__` claims `str` is not one.
         if not issubclass(type(result), str):
             raise TypeError(
                 f"the handler of tool {entry.label} returned {type_label(result)}, "
