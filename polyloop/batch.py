@@ -23,6 +23,7 @@ from polyloop.policy import ToolPolicy
 from polyloop.ports import Action, BatchJournal
 from polyloop.tools import (
     _POST_INTERRUPTED,
+    _TASKS,
     RegistryExecutor,
     ToolRegistry,
     _chain,
@@ -35,6 +36,7 @@ from polyloop.tools import (
     _policed,
     _policy_if_active,
     _run,
+    _running_loop,
     _Track,
 )
 from polyloop.types import ActionOutcome, ActionStatus, _trusted_outcome
@@ -46,12 +48,6 @@ INTERRUPTED = "interrupted while running; its effects are unknown"
 
 _HAS_CANCELLING = sys.version_info >= (3, 11)  # Task.cancelling()
 _current_task = asyncio.current_task
-# Up to 3.11 `asyncio.current_task` is a Python function reading this dict, which costs a third
-# of a lone call's overhead (bench/batch.py); 3.12+ implement it in C, so they keep it.
-_TASKS: dict[Any, Any] | None = (
-    asyncio.tasks._current_tasks if sys.version_info < (3, 12) else None  # type: ignore[attr-defined,unused-ignore]
-)
-_running_loop = asyncio.get_running_loop
 
 _EXECUTED = ActionStatus.EXECUTED
 _INTERRUPTED = _trusted_outcome(ActionStatus.ENV_ERROR, INTERRUPTED, True)
