@@ -296,12 +296,13 @@ def _plain_key(key: object) -> object:
 
 
 class _CompiledTool:
-    """One spec's checks, derived on the tool's first call and run on every call.
+    """One spec's checks, derived once, on the tool's first lookup, and run on every call.
 
     Interpreting the schema on every call costs several times the handler's own dispatch;
-    compiling it into a few tables keeps validation close to a dictionary lookup. Compiling on
-    first use keeps a registry's construction linear and cheap however many tools it holds
-    (bench/dispatch.py), when a run calls only a few of them.
+    compiling it into a few tables keeps validation close to a dictionary lookup. The registry
+    compiles a tool when it is first looked up (`_compiled_entry`), not at construction, so
+    building a registry costs the same per tool at 10,000 tools as at 100 (bench/dispatch.py)
+    and a run pays only for the tools it calls.
     """
 
     __slots__ = (
@@ -320,17 +321,7 @@ class _CompiledTool:
         self.spec = spec
         self.name = spec.name
         self.handler = spec.handler
-        self.fast: dict[str, frozenset[type] | None] | None = None  # None until compiled
-
-    @property
-    def label(self) -> str:
-        """The tool's name as messages show it (only error paths read it)."""
-        return safe_repr(self.name)
-
-    def _compile(self) -> dict[str, frozenset[type] | None]:
-        """Derive the checks from the schema; `fast` is assigned last, so a compiled entry is
-        one whose `fast` is set (compiling twice gives the same tables)."""
-        params = self.spec.parameters
+        params = spec.parameters
         dialect = params.get("$schema")
         modern = dialect is None or (
             isinstance(dialect, str) and any(marker in dialect for marker in _MODERN_DIALECTS)
@@ -368,7 +359,11 @@ class _CompiledTool:
                     fast[key] = types_
                     self.checks[key] = check
         self.fast = fast
-        return fast
+
+    @property
+    def label(self) -> str:
+        """The tool's name as messages show it (only error paths read it)."""
+        return safe_repr(self.name)
 
     def problem(self, arguments: object) -> str | None:
         """The rejection message for `arguments`, or None when they pass the subset.
@@ -377,9 +372,6 @@ class _CompiledTool:
         in one pass over its items, each judged by one lookup of its key; anything else
         takes the full, message-building path, which is the authority.
         """
-        fast = self.fast
-        if fast is None:
-            fast = self._compile()
         kind = type(arguments)
         if kind is MappingProxyType or kind is dict:
             try:
@@ -387,6 +379,7 @@ class _CompiledTool:
                     if key not in arguments:  # type: ignore[operator]
                         break
                 else:
+                    fast = self.fast
                     closed = self.closed
                     for key, value in arguments.items():  # type: ignore[attr-defined]
                         if type(key) is not str:
@@ -464,7 +457,7 @@ class ToolRegistry:
                 f"ToolRegistry(specs) takes an iterable of ToolSpec, got {type_label(specs)}"
             )
         collected = tuple(specs)
-        compiled: dict[str, _CompiledTool] = {}
+        compiled: dict[str, ToolSpec | _CompiledTool] = {}  # a spec until first looked up
         for position, spec in enumerate(collected):
             if not isinstance(spec, ToolSpec):
                 raise TypeError(
@@ -472,13 +465,15 @@ class ToolRegistry:
                 )
             if spec.name in compiled:
                 raise ValueError(f"duplicate tool name {safe_repr(spec.name)}")
-            compiled[spec.name] = _CompiledTool(spec)
+            compiled[spec.name] = spec
         self._specs = collected
         self._names = tuple(compiled)
         self._compiled = compiled
 
     @classmethod
-    def _trusted(cls, specs: tuple[ToolSpec, ...], compiled: dict[str, _CompiledTool]) -> Any:
+    def _trusted(
+        cls, specs: tuple[ToolSpec, ...], compiled: dict[str, ToolSpec | _CompiledTool]
+    ) -> Any:
         registry = cls.__new__(cls)
         registry._specs = specs
         registry._names = tuple(compiled)
@@ -497,7 +492,9 @@ class ToolRegistry:
     def spec_for(self, name: str) -> ToolSpec | None:
         """The spec named `name`, or None: asking about an unknown name is normal (R7)."""
         entry = self._compiled.get(name) if isinstance(name, str) else None
-        return None if entry is None else entry.spec
+        if type(entry) is _CompiledTool:
+            return entry.spec
+        return entry  # type: ignore[return-value]  # a spec not yet compiled, or None
 
     def restrict_to(self, names: Iterable[str]) -> ToolRegistry:
         """A new registry with only the named tools, in registration order.
@@ -558,8 +555,10 @@ class ToolRegistry:
     def _problem(self, call: ToolCall) -> str | None:
         name = call.name
         entry = self._compiled.get(name if type(name) is str else str.__str__(name))
-        if entry is None:
-            return self._unknown_tool(name)
+        if type(entry) is not _CompiledTool:
+            if entry is None:
+                return self._unknown_tool(name)
+            entry = _compiled_entry(self._compiled, entry)  # type: ignore[arg-type]
         return entry.problem(call.arguments)
 
     def _unknown_tool(self, name: str) -> str:
@@ -737,12 +736,24 @@ class RegistryExecutor:
             return _NO_TOOL_CALL
         name = call.name
         entry = self._compiled.get(name if type(name) is str else str.__str__(name))
-        if entry is None:
-            return _outcome(ActionStatus.NOT_EXECUTED, self._registry._unknown_tool(name), True)
+        if type(entry) is not _CompiledTool:
+            if entry is None:
+                return _outcome(ActionStatus.NOT_EXECUTED, self._registry._unknown_tool(name), True)
+            entry = _compiled_entry(self._compiled, entry)  # type: ignore[arg-type]
         problem = entry.problem(call.arguments)
         if problem is not None:
             return _outcome(ActionStatus.NOT_EXECUTED, problem, True)
         return entry
+
+
+def _compiled_entry(compiled: dict[str, ToolSpec | _CompiledTool], spec: ToolSpec) -> _CompiledTool:
+    """Compile `spec`'s checks and keep them in its registry's table, in place of the spec.
+
+    Two threads may both compile a tool; each gets the same tables, and either one is kept.
+    """
+    entry = _CompiledTool(spec)
+    compiled[spec.name] = entry
+    return entry
 
 
 async def _run(entry: _CompiledTool, arguments: Mapping[str, Any]) -> ActionOutcome:

@@ -87,6 +87,7 @@ PATH_FUNCTIONS = {
         "_exception_name",
         "RegistryExecutor.execute",
         "RegistryExecutor._admit",
+        "_compiled_entry",
         "_run",
         "_map_exception",
         "_map_result",
@@ -104,9 +105,10 @@ PATH_FUNCTIONS = {
 }
 """The validation and dispatch path (issue 10): what `RegistryExecutor.execute` runs —
 `_CompiledTool`, the registry's unknown-tool message, the outcome builder and argument thawing,
-with the helpers they call (`execute` and `_run` map a handler's exception and return value
-through `_map_exception` and `_map_result`, which the policy stages share). Not on it, so judged
-by the library tests only:
+with the helpers they call (`_admit` compiles a tool's checks on its first lookup through
+`_compiled_entry`; `execute` and `_run` map a handler's exception and return value through
+`_map_exception` and `_map_result`, which the policy stages share). Not on it, so judged by the
+library tests only:
 
 - `ToolRegistry.validate` and `_problem`: `execute` does not call them (it does the same lookup
   inline, then `_CompiledTool.problem`), so no executor behaviour depends on them;
