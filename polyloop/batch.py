@@ -20,7 +20,7 @@ from typing import Any
 
 from polyloop._json import thaw_arguments, type_label
 from polyloop.policy import ToolPolicy
-from polyloop.ports import Action, BatchJournal
+from polyloop.ports import Action, BatchJournal, ToolCall
 from polyloop.tools import (
     _POST_INTERRUPTED,
     _TASKS,
@@ -176,8 +176,7 @@ class RegistryBatchExecutor:
                 if task is not None:
                     cancelling = task.cancelling  # type: ignore[attr-defined,unused-ignore]
                     before = cancelling()
-                    call = action.tool_call
-                    assert call is not None  # admitted, so it has a tool call
+                    call: ToolCall = action.tool_call  # type: ignore[assignment]  # admitted
                     policy = self._policy
                     if policy is None:
                         # `_run`, written out: one coroutine fewer for a lone call (B4).
