@@ -50,6 +50,7 @@ _HAS_CANCELLING = sys.version_info >= (3, 11)  # Task.cancelling()
 _current_task = asyncio.current_task
 
 _EXECUTED = ActionStatus.EXECUTED
+_ENV_ERROR = ActionStatus.ENV_ERROR
 _INTERRUPTED = _trusted_outcome(ActionStatus.ENV_ERROR, INTERRUPTED, True)
 _POST_INTERRUPTED_OUTCOME = _trusted_outcome(ActionStatus.EXECUTED, _POST_INTERRUPTED, True)
 
@@ -446,7 +447,7 @@ class _Batch:
                 outcome = _map_result(entry, result)
             except TypeError as signature_bug:
                 return _Raised(signature_bug)  # E9 (B16)
-        if outcome.status is ActionStatus.EXECUTED and policy.post:
+        if outcome.status is _EXECUTED and policy.post:
             return _POST_INTERRUPTED_OUTCOME  # never the unprocessed observation (P10)
         return outcome
 
@@ -463,7 +464,7 @@ class _Batch:
     def _record(self, index: int, result: object) -> None:
         if type(result) is ActionOutcome:
             self.outcomes[index] = result
-            if result.status is ActionStatus.ENV_ERROR:
+            if result.status is _ENV_ERROR:
                 self.env_error = True  # B13: stop entering; running calls finish
         elif type(result) is _Raised:
             error = result.error
@@ -582,6 +583,6 @@ class _Batch:
         first = next(
             index
             for index, outcome in enumerate(self.outcomes)
-            if outcome is not None and outcome.status is ActionStatus.ENV_ERROR
+            if outcome is not None and outcome.status is _ENV_ERROR
         )
         return f"not run: call {first} reported an environment error"

@@ -609,11 +609,14 @@ class ToolRegistry:
 
 
 _outcome = _trusted_outcome
+# Enum members read once: an enum attribute costs a dictionary walk on each read in 3.11.
 _EXECUTED = ActionStatus.EXECUTED
+_NOT_EXECUTED = ActionStatus.NOT_EXECUTED
+_ENV_ERROR = ActionStatus.ENV_ERROR
 
 
 _NO_TOOL_CALL = _outcome(
-    ActionStatus.NOT_EXECUTED,
+    _NOT_EXECUTED,
     "The action has no tool call; a tool-call executor cannot run code.",
     True,
 )
@@ -738,11 +741,11 @@ class RegistryExecutor:
         entry = self._compiled.get(name if type(name) is str else str.__str__(name))
         if type(entry) is not _CompiledTool:
             if entry is None:
-                return _outcome(ActionStatus.NOT_EXECUTED, self._registry._unknown_tool(name), True)
+                return _outcome(_NOT_EXECUTED, self._registry._unknown_tool(name), True)
             entry = _compiled_entry(self._compiled, entry)  # type: ignore[arg-type]
         problem = entry.problem(call.arguments)
         if problem is not None:
-            return _outcome(ActionStatus.NOT_EXECUTED, problem, True)
+            return _outcome(_NOT_EXECUTED, problem, True)
         return entry
 
 
@@ -795,7 +798,7 @@ _POST_INTERRUPTED = f"{WITHHELD}: post-processing was interrupted"
 
 
 def _denied(text: str) -> ActionOutcome:
-    return _outcome(ActionStatus.NOT_EXECUTED, shorten(text, 1900), True)
+    return _outcome(_NOT_EXECUTED, shorten(text, 1900), True)
 
 
 def _policy_if_active(policy: object) -> ToolPolicy | None:
@@ -804,12 +807,7 @@ def _policy_if_active(policy: object) -> ToolPolicy | None:
         return None
     if type(policy) is not ToolPolicy:
         raise TypeError(f"policy= takes a ToolPolicy or None, got {type_label(policy)}")
-    if (
-        not policy.deciders
-        and not policy.wrappers
-        and not policy.post
-        and policy.default is Decision.ALLOW
-    ):
+    if not policy.deciders and not policy.wrappers and not policy.post and policy.default is _ALLOW:
         return None
     return policy
 
@@ -867,7 +865,7 @@ async def _decide(
         default = policy.default
         if default is _ALLOW:
             return None
-        if default is Decision.DENY:
+        if default is _DENY:
             return _denied(_DEFAULT_DENIED)
     approver = policy.approver
     if approver is None:
@@ -889,6 +887,7 @@ async def _decide(
 
 _ALLOW = Decision.ALLOW
 _ASK = Decision.ASK
+_DENY = Decision.DENY
 
 
 class _Track:
@@ -919,7 +918,7 @@ def _map_result(entry: _CompiledTool, result: object) -> ActionOutcome:
                 "not str: a handler must return the observation text"
             )
         result = str.__str__(result)
-    return _outcome(ActionStatus.EXECUTED, result, False)
+    return _outcome(_EXECUTED, result, False)
 
 
 def _map_exception(exc: Exception) -> ActionOutcome:
@@ -928,9 +927,9 @@ def _map_exception(exc: Exception) -> ActionOutcome:
     if isinstance(exc, ToolEnvironmentError):
         if text is None:
             text = f"{_exception_name(exc)}: {_STR_FAILED}"
-        return _outcome(ActionStatus.ENV_ERROR, text, False)
+        return _outcome(_ENV_ERROR, text, False)
     return _outcome(
-        ActionStatus.EXECUTED,
+        _EXECUTED,
         f"{_exception_name(exc)}: {_STR_FAILED if text is None else text}",
         False,
     )
@@ -1013,11 +1012,11 @@ async def _chain(
         if cancelled():
             raise asyncio.CancelledError()
         if type(result) is str:
-            outcome = _outcome(ActionStatus.EXECUTED, result, False)
+            outcome = _outcome(_EXECUTED, result, False)
         else:
             outcome = _map_result(entry, result)
     posts = policy.post
-    if not posts or outcome.status is not ActionStatus.EXECUTED:
+    if not posts or outcome.status is not _EXECUTED:
         return outcome
     # Post-processing reshapes, never forges, never leaks (P10).
     observation = outcome.observation
@@ -1030,7 +1029,7 @@ async def _chain(
             if cancelled():
                 raise asyncio.CancelledError() from None
             return _outcome(
-                ActionStatus.EXECUTED,
+                _EXECUTED,
                 f"{WITHHELD}: post-processor {position} raised {_exception_name(exc)}",
                 True,
             )
@@ -1039,14 +1038,14 @@ async def _chain(
         if type(reshaped) is not str:
             if not issubclass(type(reshaped), str):
                 return _outcome(
-                    ActionStatus.EXECUTED,
+                    _EXECUTED,
                     f"{WITHHELD}: post-processor {position} returned {type_label(reshaped)}, "
                     "not str",
                     True,
                 )
             reshaped = str.__str__(reshaped)
         observation = reshaped
-    return _outcome(ActionStatus.EXECUTED, observation, outcome.observation_is_synthetic)
+    return _outcome(_EXECUTED, observation, outcome.observation_is_synthetic)
 
 
 async def _policed(
