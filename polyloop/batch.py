@@ -194,7 +194,10 @@ class RegistryBatchExecutor:
                                 outcome = _map_result(admitted, result)
                     else:
                         outcome = await _policed(
-                            admitted, call, policy, lambda: cancelling() > before
+                            admitted,
+                            call,
+                            policy,
+                            cancelling if before == 0 else lambda: cancelling() > before,
                         )
                     if cancelling() > before:
                         raise asyncio.CancelledError()

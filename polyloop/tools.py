@@ -715,10 +715,7 @@ class RegistryExecutor:
         # P9: a cancellation of this task is seen even when a listener swallows it.
         cancelling: Callable[[], int] = task.cancelling  # type: ignore[attr-defined,unused-ignore]
         before = cancelling()
-
-        def cancelled() -> bool:
-            return cancelling() > before
-
+        cancelled: Cancelled = cancelling if before == 0 else lambda: cancelling() > before
         # `_policed`, written out: one coroutine fewer for every policed call.
         if policy.deciders or policy.default is not _ALLOW:
             denial = await _decide(policy, call, cancelled)
@@ -778,6 +775,10 @@ async def _run(entry: _CompiledTool, arguments: Mapping[str, Any]) -> ActionOutc
 # --- policy (contract section 11) ----------------------------------------------------------------
 
 _HAS_CANCELLING = sys.version_info >= (3, 11)  # Task.cancelling()
+
+Cancelled = Callable[[], object]
+"""Truthy once the caller's cancellation has been seen (P9). Usually the task's own
+`cancelling` (a count that was 0 when the call began): a C call, read after every listener."""
 _current_task = asyncio.current_task
 # Up to 3.11 `asyncio.current_task` is a Python function reading this dict, which costs a third
 # of a lone call's batch overhead (bench/batch.py); 3.12+ implement it in C, so they keep it.
@@ -812,9 +813,7 @@ def _policy_if_active(policy: object) -> ToolPolicy | None:
     return policy
 
 
-async def _decide(
-    policy: ToolPolicy, call: ToolCall, cancelled: Callable[[], bool]
-) -> ActionOutcome | None:
+async def _decide(policy: ToolPolicy, call: ToolCall, cancelled: Cancelled) -> ActionOutcome | None:
     """The denial of `call`, or None when it is allowed (P3–P6).
 
     Every decider is awaited once, one after another in their order, so the reasons and the
@@ -946,7 +945,7 @@ class _Chain:
         handler: ToolHandler,
         call: ToolCall,
         wrappers: tuple[Any, ...],
-        cancelled: Callable[[], bool],
+        cancelled: Cancelled,
         track: _Track | None,
     ) -> None:
         self.handler = handler
@@ -986,7 +985,7 @@ async def _chain(
     entry: _CompiledTool,
     call: ToolCall,
     policy: ToolPolicy,
-    cancelled: Callable[[], bool],
+    cancelled: Cancelled,
     track: _Track | None,
 ) -> ActionOutcome:
     """Run an allowed call's wrappers, handler and post-processors (P8–P10).
@@ -1049,7 +1048,7 @@ async def _chain(
 
 
 async def _policed(
-    entry: _CompiledTool, call: ToolCall, policy: ToolPolicy, cancelled: Callable[[], bool]
+    entry: _CompiledTool, call: ToolCall, policy: ToolPolicy, cancelled: Cancelled
 ) -> ActionOutcome:
     if policy.deciders or policy.default is not _ALLOW:
         denial = await _decide(policy, call, cancelled)
