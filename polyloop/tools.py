@@ -331,34 +331,31 @@ class _CompiledTool:
         self.required: tuple[str, ...] = ()
         self.allowed: frozenset[str] | None = None
         self.typed: tuple[_TypeRule, ...] = ()
+        self.fast: dict[str, frozenset[type] | None] = {}
         self.checks: dict[str, Callable[[object], bool]] = {}
         self.closed = False
-        fast: dict[str, frozenset[type] | None] = {}
+        if legacy and "$ref" in params:
+            return  # the root's required/properties/additionalProperties are all inert
+        draft3 = isinstance(dialect, str) and _DRAFT3 in dialect
+        required = params.get("required")
+        if (
+            not draft3
+            and isinstance(required, tuple)
+            and all(isinstance(key, str) for key in required)
+        ):
+            self.required = tuple(dict.fromkeys(required))
         properties = params.get("properties", {})
-        # Up to draft-07 a root $ref makes required/properties/additionalProperties inert.
-        if not (legacy and "$ref" in params):
-            draft3 = isinstance(dialect, str) and _DRAFT3 in dialect
-            required = params.get("required")
-            if (
-                not draft3
-                and isinstance(required, tuple)
-                and all(isinstance(key, str) for key in required)
-            ):
-                self.required = tuple(dict.fromkeys(required))
-            if isinstance(properties, Mapping):
-                if (
-                    params.get("additionalProperties") is False
-                    and "patternProperties" not in params
-                ):
-                    self.allowed = frozenset(properties)
-                    self.closed = True
-                    fast = dict.fromkeys(properties)  # declared, any type: None
-                rules = (_type_rule(key, schema, legacy) for key, schema in properties.items())
-                self.typed = tuple(rule for rule in rules if rule is not None)
-                for key, types_, check, _ in self.typed:
-                    fast[key] = types_
-                    self.checks[key] = check
-        self.fast = fast
+        if not isinstance(properties, Mapping):
+            return
+        if params.get("additionalProperties") is False and "patternProperties" not in params:
+            self.allowed = frozenset(properties)
+            self.closed = True
+            self.fast = dict.fromkeys(properties)  # declared, any type: None
+        rules = (_type_rule(key, schema, legacy) for key, schema in properties.items())
+        self.typed = tuple(rule for rule in rules if rule is not None)
+        for key, fast, check, _ in self.typed:
+            self.fast[key] = fast
+            self.checks[key] = check
 
     @property
     def label(self) -> str:
