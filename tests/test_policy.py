@@ -415,3 +415,43 @@ def test_P_inert_policy_keeps_the_plain_path() -> None:
         executor = registry.executor(policy=policy)
         assert executor._policy is None
         assert _execute(executor, act(1)) == _execute(registry.executor(), act(1))
+
+
+# --- the example ------------------------------------------------------------------------------
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_example_policy_denies_asks_redacts_and_withholds() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent.parent / "examples" / "policy.py"
+    result = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=60, check=True
+    )
+    out = result.stdout
+    lines = out.splitlines()
+    # P10: neither the redacted output nor the failed redaction's message leaks the key.
+    assert "sk-live-4f9a2c7e1b" not in out
+    assert "     history: DEBUG=1 API_KEY=[redacted] REGION=eu-west-1" in lines
+    assert (
+        "     outcome: EXECUTED: the observation was withheld: post-processor 0 raised RuntimeError"
+        in lines
+    )
+    # P3: the deny rule wins over the ASK, so the approver is asked about the two /tmp deletes
+    # only (P5), in model order (P11), and only its True runs the handler.
+    asked = [line for line in lines if "approver asked about" in line]
+    assert len(asked) == 2 and "/tmp/cache.txt" in asked[0] and "/tmp/other.txt" in asked[1]
+    assert (
+        "     outcome: NOT_EXECUTED: denied by the tool policy: decider 0: deletes are limited "
+        "to /tmp" in lines
+    )
+    assert "     outcome: EXECUTED: deleted /tmp/cache.txt" in lines
+    assert (
+        "     outcome: NOT_EXECUTED: denied by the tool policy: the approver refused the call"
+        in lines
+    )
+    # N1: the model sees the one configured sentence for every NOT_EXECUTED call.
+    refused = "The action was not executed: the call was invalid or the tool policy refused it."
+    assert lines.count(f"     history: {refused}") == 3

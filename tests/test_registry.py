@@ -374,6 +374,40 @@ def test_R7_spec_for_returns_spec_or_none(names: list[str], other: str) -> None:
         assert registry.spec_for(other) is None
 
 
+class _OwnSpec(ToolSpec):
+    """A project's own ToolSpec subclass: a registry accepts any ToolSpec."""
+
+
+@given(tool_names, st.data())
+def test_R7_spec_for_answers_the_same_before_and_after_a_tool_is_first_called(
+    names: list[str], data: st.DataObject
+) -> None:
+    """A tool's checks are compiled on its first lookup (validation or a call); spec_for,
+    restrict_to and the checks themselves do not depend on whether that has happened."""
+    specs = [
+        (_OwnSpec if i % 2 else ToolSpec)(
+            name=name,
+            description="",
+            parameters={"type": "object", "required": ["x"]},
+            handler=echo_handler,
+        )
+        for i, name in enumerate(names)
+    ]
+    registry = ToolRegistry(specs)
+    called = data.draw(st.sets(st.sampled_from(names)), label="called first")
+    for name in called:
+        with pytest.raises(ValueError, match="x"):
+            registry.validate(ToolCall(name=name, arguments={}))
+    kept = registry.restrict_to(names[::2])
+    for spec in specs:
+        assert registry.spec_for(spec.name) is spec
+        registry.validate(ToolCall(name=spec.name, arguments={"x": 1}))  # accepted: no raise
+    for spec in specs[::2]:
+        assert kept.spec_for(spec.name) is spec
+        with pytest.raises(ValueError, match="x"):
+            kept.validate(ToolCall(name=spec.name, arguments={}))
+
+
 def test_R7_spec_for_unusual_input_is_none() -> None:
     registry = ToolRegistry([make_spec("a")])
     assert registry.spec_for("") is None

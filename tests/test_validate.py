@@ -42,6 +42,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from polyloop import ToolCall, ToolRegistry, ToolValidationError
+from polyloop.tools import _CompiledTool
 
 MESSAGE_LIMIT = 2000
 
@@ -178,6 +179,18 @@ def test_V3_to_V6_verdict_matches_the_contract_rules(
                 assert key in message, f"{clause}: {key!r} not named in {message!r}"
         elif clause == "V6":
             assert any(key in message for key in keys), f"V6: no key named in {message!r}"
+
+
+@given(schema=object_schemas(), data=st.data())
+def test_V3_to_V6_the_one_pass_fast_path_only_skips_the_full_path(
+    schema: dict[str, Any], data: st.DataObject
+) -> None:
+    """`problem` answers valid calls in one pass over the items; whatever it decides, the
+    message (or None) is exactly what the full, message-building path gives."""
+    arguments = data.draw(arguments_for(schema), label="arguments")
+    frozen = ToolCall(name="tool", arguments=arguments).arguments
+    entry = _CompiledTool(make_spec(parameters=schema))
+    assert entry.problem(frozen) == entry._describe(frozen)
 
 
 # ---- V2 ----------------------------------------------------------------------------------

@@ -87,7 +87,10 @@ PATH_FUNCTIONS = {
         "_exception_name",
         "RegistryExecutor.execute",
         "RegistryExecutor._admit",
+        "_compiled_entry",
         "_run",
+        "_map_exception",
+        "_map_result",
         "RegistryExecutor.parameters",
         "RegistryExecutor.registry",
     },
@@ -102,7 +105,10 @@ PATH_FUNCTIONS = {
 }
 """The validation and dispatch path (issue 10): what `RegistryExecutor.execute` runs —
 `_CompiledTool`, the registry's unknown-tool message, the outcome builder and argument thawing,
-with the helpers they call. Not on it, so judged by the library tests only:
+with the helpers they call (`_admit` compiles a tool's checks on its first lookup through
+`_compiled_entry`; `execute` and `_run` map a handler's exception and return value through
+`_map_exception` and `_map_result`, which the policy stages share). Not on it, so judged by the
+library tests only:
 
 - `ToolRegistry.validate` and `_problem`: `execute` does not call them (it does the same lookup
   inline, then `_CompiledTool.problem`), so no executor behaviour depends on them;
@@ -170,8 +176,8 @@ The class bodies (`__slots__`, the `stopping` property) are on it too: `execute_
   one, so the policy tests judge them (`tests/test_policy*.py`). `_deciding_busy` is read on
   every batch's loop, so it is on the path.
 
-What `execute_batch` calls in `polyloop/tools.py` (`_admit`, `_run`, `_exception_name`) is the
-executor subject's path, mutated there."""
+What `execute_batch` calls in `polyloop/tools.py` (`_admit`, `_run`, `_map_exception`,
+`_map_result`, `_exception_name`) is the executor subject's path, mutated there."""
 
 BATCH_OFF_PATH = {
     "polyloop/batch.py": {
