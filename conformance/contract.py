@@ -277,6 +277,9 @@ class RecoveryContract(ExecutorContract):
         raise NotImplementedError
 
 
+for _clause_id in CERTIFIED_CLAUSES:  # a durable runtime is not an action executor
+    setattr(RecoveryContract, _test_name(catalog.get(_clause_id)), None)
+
 _BASES.append(RecoveryContract)
 _SIGNATURE[RECOVERY_CLAUSES] = "registry, directory"
 _RECEIVES[RECOVERY_CLAUSES] = "the registry and the directory"

@@ -52,12 +52,17 @@ def _interrupted(outcome: Any) -> bool:
     return isinstance(outcome, list) and outcome[0] == "ENV_ERROR" and outcome[2] is True
 
 
+_PROBES = ("other-batch", "damaged")
+
+
 class _Facts:
     """What the lifetimes of one schedule showed, indexed for the checks."""
 
     def __init__(self, observation: Observation) -> None:
         self.schedule: Schedule = observation.schedule
-        self.lives = observation.lives
+        self.all_lives = observation.lives
+        # The J9 probe and the damaged resume are judged by J9 and J10 alone.
+        self.lives = [life for life in observation.lives if life.purpose not in _PROBES]
         self.n = len(self.schedule.calls)
         self.bound = observation.max_attempts()
         final = observation.final()
@@ -67,8 +72,17 @@ class _Facts:
         self.final_life = final.number if final is not None else None
 
     def entries(self, call: int) -> list[int]:
-        """The lifetimes in which handler `call` was entered, one per entry."""
-        return [life.number for life in self.lives for c in life.entered() if c == call]
+        """The lifetimes in which handler `call` was entered, one per entry, until the first
+        lifetime that returned: entries after it, of committed calls, are J3's alone."""
+        seen = self.committed_seen()
+        last = seen.number if seen is not None else len(self.all_lives)
+        return [
+            life.number
+            for life in self.lives
+            if life.number <= last
+            for c in life.entered()
+            if c == call
+        ]
 
     def returned(self, call: int) -> dict[str, int]:
         """Each observation handler `call` returned (or raised as ENV_ERROR) -> its lifetime."""
@@ -139,8 +153,8 @@ def _j2(facts: _Facts) -> None:
 def _j3(facts: _Facts) -> None:
     seen = facts.committed_seen()
     if seen is not None:
-        for life in facts.lives[seen.number + 1 :]:
-            if life.purpose != "damaged" and life.entered():
+        for life in facts.lives:
+            if life.number > seen.number and life.entered():
                 raise Violation(
                     f"lifetime {seen.number} returned every outcome (all committed), yet "
                     f"lifetime {life.number} entered call {life.entered()[0]} again",
@@ -153,7 +167,9 @@ def _j3(facts: _Facts) -> None:
         own = _kit_life(facts.final[call][1])
         if own is None or facts.final[call][2]:
             continue
-        later = [life for life in facts.entries(call) if life > own]
+        later = [
+            life.number for life in facts.lives if life.number > own and call in life.entered()
+        ]
         if later:
             raise Violation(
                 f"call {call}'s outcome came from lifetime {own}'s handler, so it was committed "
@@ -180,7 +196,7 @@ def _j4(facts: _Facts) -> None:
         if recorded != "SAFE" or later - {"SAFE"} or facts.in_doubt(call) is None:
             continue
         outcome = facts.final[call]
-        if _invented(facts, call) or outcome[0] == "NOT_EXECUTED":
+        if _invented(facts, call):  # NOT_EXECUTED ("never started") is J2's
             raise Violation(
                 f"SAFE call {call} was in doubt after lifetime {facts.in_doubt(call)} died",
                 "its own result from a later entry, or interrupted (ENV_ERROR, synthetic)",
@@ -224,13 +240,20 @@ def _never_checks(facts: _Facts, clause: str) -> None:
                 "an in-doubt NEVER call is never entered again",
                 f"entered in lifetimes {facts.entries(call)}",
             )
-        if not _interrupted(outcome):
+        if not _interrupted(outcome) and outcome[0] != "NOT_EXECUTED":  # that is J2's
             raise Violation(
                 f"{where} was in doubt after lifetime {died} died",
                 "interrupted: ENV_ERROR, synthetic",
                 _short(outcome),
             )
-        after = [(life.number, c) for life in facts.lives[died + 1 :] for c in life.entered()]
+        seen = facts.committed_seen()
+        last = seen.number if seen is not None else len(facts.all_lives)
+        after = [
+            (life.number, c)
+            for life in facts.lives
+            if died < life.number <= last
+            for c in life.entered()
+        ]
         if after and clause == "J5":
             raise Violation(
                 f"{where} was in doubt after lifetime {died} died, yet the resume entered "
@@ -292,7 +315,7 @@ def _j8(facts: _Facts) -> None:
 
 def _j9(facts: _Facts) -> None:
     index = facts.schedule.other_batch
-    probe = next((life for life in facts.lives if life.purpose == "other-batch"), None)
+    probe = next((life for life in facts.all_lives if life.purpose == "other-batch"), None)
     if index is None or probe is None:
         return
     named = probe.message is not None and re.search(rf"(?<!\d){index}(?!\d)", probe.message)
@@ -306,7 +329,7 @@ def _j9(facts: _Facts) -> None:
 
 
 def _j10(facts: _Facts) -> None:
-    damaged = next((life for life in facts.lives if life.purpose == "damaged"), None)
+    damaged = next((life for life in facts.all_lives if life.purpose == "damaged"), None)
     if damaged is None or facts.final is None:
         return
     if damaged.entered():
@@ -327,8 +350,8 @@ def _j10(facts: _Facts) -> None:
 
 def _j11(facts: _Facts) -> None:
     noop = next((life for life in facts.lives if life.purpose == "noop"), None)
-    if noop is None or facts.final is None or noop.ended != "returned":
-        return
+    if noop is None or facts.final is None or not _well_formed(noop.outcomes, facts.n):
+        return  # J8 judges a malformed answer
     if noop.outcomes != facts.final:
         raise Violation(
             f"resuming the complete batch again (lifetime {noop.number}) returned other outcomes",
@@ -349,6 +372,8 @@ def _j13(facts: _Facts) -> None:
                 f"entered in lifetimes {entered}",
             )
         if facts.final is None:
+            if any(life.ended in ("returned", "raised") for life in facts.lives):
+                return  # J8 or J1 judges what that resume answered
             raise Violation(
                 f"SAFE call {call} kills its process on every entry; no resume returned",
                 "after max_attempts entries the resume resolves it interrupted",

@@ -182,16 +182,21 @@ class _Run:
         return lines
 
     def damage(self) -> str | None:
-        """Flip one byte in the middle of the largest file of the target's directory."""
-        files = [p for p in self.directory.rglob("*") if p.is_file() and p.stat().st_size > 0]
-        if not files:
-            return None
-        largest = max(files, key=lambda p: (p.stat().st_size, str(p)))
-        data = bytearray(largest.read_bytes())
-        middle = len(data) // 2
-        data[middle] ^= 0x5A
-        largest.write_bytes(bytes(data))
-        return f"{largest.name} at byte {middle}"
+        """Change one letter of call 0's recorded observation where the target's files hold
+        it (not in a SQLite -wal/-shm file, whose torn frames SQLite itself drops): a store
+        must notice (J10) or it returns what it never recorded. None when no file holds it."""
+        needle = f"{self.schedule.calls[0].tool}#0:".encode()
+        for path in sorted(self.directory.rglob("*")):
+            if not path.is_file() or path.name.endswith(("-wal", "-shm")):
+                continue
+            data = bytearray(path.read_bytes())
+            at = data.find(needle)
+            if at < 0:
+                continue
+            data[at] ^= 0x20  # the first letter's case: safe_seq -> Safe_seq
+            path.write_bytes(bytes(data))
+            return f"{path.name} at byte {at}"
+        return None
 
 
 def run_schedule(target: str, schedule: Schedule, *, limit: float = LIFETIME_LIMIT) -> Observation:

@@ -88,8 +88,8 @@ class Schedule:
     """J9: after the crashes, one lifetime resumes the batch id with call `other_batch` changed
     (the batch's length: one call appended)."""
     damage: bool = False
-    """J10: after the batch is complete, a byte in the middle of the target's largest file is
-    flipped and the batch resumed once more."""
+    """J10: after the batch is complete, one letter of call 0's recorded observation is
+    changed in the target's files and the batch resumed once more."""
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     def policy(self, tool: str, life: int) -> str:
@@ -139,7 +139,7 @@ class Schedule:
             parts.append(f"then a resume with call {self.other_batch} changed (J9)")
         parts.append("then clean resumes until one returns, and one more")
         if self.damage:
-            parts.append("then one byte flipped in the middle of the largest store file, resume")
+            parts.append("then one letter of call 0's recorded observation changed, resume")
         return "; ".join(parts)
 
     def as_json(self) -> list[dict[str, Any]]:

@@ -76,7 +76,7 @@ TRAPS: tuple[Schedule, ...] = (
     Schedule(_c("safe_seq", "env_safe", "safe_seq", GHOST, None), crashes=(("return", 0),)),
     Schedule(_c("safe_seq", "never_seq"), crashes=(("effect", 1),), other_batch=0),
     Schedule(_c("safe_seq"), other_batch=1),
-    Schedule(_c("safe_seq", "never_par", "safe_par"), crashes=(("effect", 1),), damage=True),
+    Schedule(_c("safe_seq", "never_par", "safe_par"), damage=True),
     Schedule(_c("safe_seq", "bomb", "safe_seq")),
 )
 """Hand-picked schedules every clause replays first: each clause's classic crash."""

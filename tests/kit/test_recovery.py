@@ -1,0 +1,121 @@
+"""The recovery subject (section 12): polyloop's reference certifies, the zoo's broken runtimes
+are caught on their clause, the set-up errors are one line.
+
+Every lifetime is a process start, so CI keeps to the reference (through `RecoveryContract`,
+whose clause tests share one set of lifetimes) and one trap per broken runtime; the full
+campaign (every zoo entry certified, more schedules) runs with ``POLYLOOP_RECOVERY_CAMPAIGN=1``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+from zoo.recovery import BROKEN, UNUSUAL
+
+from conformance import RecoveryContract, certify
+from conformance.catalog import get
+from conformance.engine import SetUpError
+from conformance.recovery import RECOVERY_CLAUSES
+from conformance.recovery.clauses import CHECKS, Violation, judge
+from conformance.recovery.lifetimes import run_schedule
+from conformance.recovery.reference import factory
+from conformance.recovery.schedules import Call, Schedule
+from conformance.recovery.search import TRAPS
+from conformance.recovery.subject import SUBJECT, importable_name
+from polyloop import ToolRegistry
+
+CAMPAIGN = os.environ.get("POLYLOOP_RECOVERY_CAMPAIGN", "") not in ("", "0")
+
+
+class TestPolyloopReference(RecoveryContract):
+    """run_durable over SqliteJournalStore and RegistryBatchExecutor certifies J1-J13."""
+
+    profile = "fast"
+
+    @staticmethod
+    def make_executor(registry: ToolRegistry, directory: str) -> Any:
+        return factory(registry, directory)
+
+
+def test_rows_are_J1_to_J13_with_J12_J13_strict() -> None:
+    assert tuple(row.id for row in SUBJECT.rows) == RECOVERY_CLAUSES
+    assert [get(c).level for c in RECOVERY_CLAUSES].count("strict") == 2
+    assert get("J12").level == get("J13").level == "strict"
+
+
+def test_a_lambda_factory_is_a_set_up_error_naming_module_attr() -> None:
+    with pytest.raises(SetUpError, match="module:attr"):
+        certify(lambda registry, directory: None)
+
+
+def test_a_nested_factory_is_not_importable_but_a_module_level_one_is() -> None:
+    def nested(registry: ToolRegistry, directory: str) -> None:
+        return None
+
+    assert importable_name(nested) is None
+    assert importable_name(factory) == "conformance.recovery.reference:factory"
+    assert SUBJECT.claims(factory, None) > 0
+    assert SUBJECT.claims(factory, ToolRegistry()) == 0
+
+
+def _failing(target: str, schedule: Schedule) -> dict[str, str]:
+    observation = run_schedule(target, schedule)
+    found = {}
+    for clause in CHECKS:
+        try:
+            judge(observation, clause)
+        except Violation as violation:
+            found[clause] = violation.message
+    return found
+
+
+# The trap (an index into TRAPS, or a schedule) on which each broken runtime shows its bug.
+_CATCH: dict[str, Schedule] = {
+    "J1": TRAPS[0],
+    "J2": TRAPS[7],
+    "J3": TRAPS[3],
+    "J4": TRAPS[3],
+    "J5": TRAPS[1],
+    "J6": TRAPS[6],
+    "J7": TRAPS[4],
+    "J8": TRAPS[3],
+    "J9": TRAPS[9],
+    "J10": TRAPS[11],
+    "J11": Schedule((Call("safe_seq"), Call("never_seq", 1)), crashes=(("effect", 1),)),
+    "J13": TRAPS[12],
+}
+
+
+@pytest.mark.parametrize("clause", sorted(BROKEN, key=lambda c: int(c[1:])))
+def test_each_broken_runtime_is_caught_exactly_on_its_clause(clause: str) -> None:
+    failing = _failing(f"zoo.recovery:{BROKEN[clause]}", _CATCH[clause])
+    assert set(failing) == {clause}, failing
+
+
+@pytest.mark.parametrize("name", UNUSUAL)
+def test_unusual_but_correct_runtimes_pass_the_traps_that_catch_the_zoo(name: str) -> None:
+    schedules = dict.fromkeys(_CATCH.values())
+    for schedule in list(schedules)[: None if CAMPAIGN else 4]:
+        assert _failing(f"zoo.recovery:{name}", schedule) == {}, schedule.describe()
+
+
+@pytest.mark.skipif(not CAMPAIGN, reason="campaign: POLYLOOP_RECOVERY_CAMPAIGN=1")
+@pytest.mark.parametrize("clause", sorted(BROKEN, key=lambda c: int(c[1:])))
+def test_campaign_certify_fails_each_broken_runtime_on_its_clause(clause: str) -> None:
+    import importlib
+
+    target = getattr(importlib.import_module("zoo.recovery"), BROKEN[clause])
+    report = certify(target, profile="fast")
+    assert report.result(clause).status == "fail"
+
+
+@pytest.mark.skipif(not CAMPAIGN, reason="campaign: POLYLOOP_RECOVERY_CAMPAIGN=1")
+@pytest.mark.parametrize("name", UNUSUAL)
+def test_campaign_unusual_runtimes_certify(name: str) -> None:
+    import importlib
+
+    target = getattr(importlib.import_module("zoo.recovery"), name)
+    report = certify(target, profile="fast")
+    assert report.passed, report.to_text()
