@@ -119,3 +119,24 @@ def test_campaign_unusual_runtimes_certify(name: str) -> None:
     target = getattr(importlib.import_module("zoo.recovery"), name)
     report = certify(target, profile="fast")
     assert report.passed, report.to_text()
+
+
+INDEPENDENT = ("sqlite_log", "jsonl_log", "sqlite_rows", "file_per_record")
+"""`tests/specificity/correct_recovery/`: runtimes written from the contract alone."""
+
+
+@pytest.mark.parametrize("name", INDEPENDENT)
+def test_independent_correct_runtimes_pass_two_traps(name: str) -> None:
+    target = f"specificity.correct_recovery.{name}:factory"
+    for schedule in (TRAPS[1], TRAPS[6]):
+        assert _failing(target, schedule) == {}, schedule.describe()
+
+
+@pytest.mark.skipif(not CAMPAIGN, reason="campaign: POLYLOOP_RECOVERY_CAMPAIGN=1")
+@pytest.mark.parametrize("name", INDEPENDENT)
+def test_campaign_independent_runtimes_certify(name: str) -> None:
+    import importlib
+
+    module = importlib.import_module(f"specificity.correct_recovery.{name}")
+    report = certify(module.factory, profile="ci")
+    assert report.passed, report.to_text()
