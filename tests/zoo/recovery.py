@@ -386,3 +386,32 @@ def serial_runtime(registry: ToolRegistry, directory: str) -> Runtime:
 
 
 UNUSUAL: tuple[str, ...] = ("jsonl_runtime", "one_attempt_runtime", "serial_runtime")
+
+
+# -- what the harness itself must survive ----------------------------------------------------
+
+
+class _Hanging(Runtime):
+    async def run(self, batch_id: str, actions: Sequence[Action]) -> Any:
+        import asyncio
+
+        await asyncio.sleep(3600)
+
+
+def hanging_runtime(registry: ToolRegistry, directory: str) -> Runtime:
+    """Never returns: the lifetime's time box ends it."""
+    return _Hanging(registry, _sqlite(directory))
+
+
+def detaching_runtime(registry: ToolRegistry, directory: str) -> Runtime:
+    """Starts a helper in a session of its own (its pid goes to $RECOVERY_HELPER_PIDS), then
+    behaves: the kit must kill the helper with the lifetime."""
+    import subprocess
+    import sys
+
+    helper = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(300)"], start_new_session=True
+    )
+    with open(os.environ["RECOVERY_HELPER_PIDS"], "a", encoding="utf-8") as file:
+        file.write(f"{helper.pid}\n")
+    return Runtime(registry, _sqlite(directory))
