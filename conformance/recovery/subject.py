@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import sys
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
@@ -45,21 +46,40 @@ def takes_directory(target: Any) -> bool:
 
 
 def importable_name(target: Any) -> str | None:
-    """``module:attr`` that imports back to `target` in a fresh process, or None."""
+    """``module:attr`` that imports back to `target` in a fresh process, or None: its own
+    module and qualified name, else a module-level name bound to it in an imported module
+    (``factory = store_factory(...)``)."""
     module = getattr(target, "__module__", None)
     qualname = getattr(target, "__qualname__", None)
-    if not isinstance(module, str) or not isinstance(qualname, str) or module == "__main__":
-        return None
-    if "<" in qualname:
-        return None
+    if (
+        isinstance(module, str)
+        and isinstance(qualname, str)
+        and "<" not in qualname
+        and module != "__main__"
+        and _resolves(module, qualname, target)
+    ):
+        return f"{module}:{qualname}"
+    for name, loaded in list(sys.modules.items()):
+        if name == "__main__" or name.startswith("_") or loaded is None:
+            continue
+        try:
+            names = list(vars(loaded).items())
+        except TypeError:
+            continue
+        for attr, value in names:
+            if value is target and not attr.startswith("_"):
+                return f"{name}:{attr}"
+    return None
+
+
+def _resolves(module: str, qualname: str, target: Any) -> bool:
     try:
         found: Any = importlib.import_module(module)
         for part in qualname.split("."):
             found = getattr(found, part)
     except Exception:
-        return None
-    same = found is target or getattr(found, "__func__", None) is target
-    return f"{module}:{qualname}" if same else None
+        return False
+    return found is target or getattr(found, "__func__", None) is target
 
 
 class RecoverySubject:
@@ -105,8 +125,8 @@ class RecoverySubject:
             return (
                 f"{name} cannot be imported by a fresh process: the kit runs every lifetime "
                 "of a recovery target in a new process that imports the factory as "
-                "module:attr, so define it at module level (not a lambda, a nested function "
-                "or in __main__)"
+                "module:attr, so bind it to a module-level name (a lambda or a nested function "
+                "reachable from no module, or one defined in __main__, cannot be imported)"
             )
         return None
 

@@ -15,6 +15,7 @@ import zlib
 from collections.abc import Sequence
 from typing import Any
 
+from conformance.recovery.reference import store_factory
 from polyloop import (
     Action,
     ActionOutcome,
@@ -385,7 +386,12 @@ def serial_runtime(registry: ToolRegistry, directory: str) -> Runtime:
     return Serial(registry, _sqlite(directory))
 
 
-UNUSUAL: tuple[str, ...] = ("jsonl_runtime", "one_attempt_runtime", "serial_runtime")
+UNUSUAL: tuple[str, ...] = (
+    "jsonl_runtime",
+    "one_attempt_runtime",
+    "serial_runtime",
+    "jsonl_store_target",
+)
 
 
 # -- what the harness itself must survive ----------------------------------------------------
@@ -415,3 +421,11 @@ def detaching_runtime(registry: ToolRegistry, directory: str) -> Runtime:
     with open(os.environ["RECOVERY_HELPER_PIDS"], "a", encoding="utf-8") as file:
         file.write(f"{helper.pid}\n")
     return Runtime(registry, _sqlite(directory))
+
+
+def _jsonl_store(directory: str) -> JsonLinesStore:
+    return JsonLinesStore(directory)
+
+
+jsonl_store_target = store_factory(_jsonl_store)
+"""A third-party journal store behind run_durable, the documented way (`store_factory`)."""
