@@ -38,7 +38,8 @@ def examples_for(max_examples: int) -> int:
 @st.composite
 def schedules(draw: st.DrawFn) -> Schedule:
     """A batch of 1-4 calls (both policies and classifications, ENV_ERROR handlers, rejected
-    calls, rarely a crash-looping one), up to three crash points and rarely a registry change."""
+    calls), up to three crash points, and rarely a registry change, a resume with a changed
+    batch (J9) or damage to the store (J10)."""
     size = draw(st.integers(1, 4))
     tools = draw(
         st.lists(
@@ -55,7 +56,11 @@ def schedules(draw: st.DrawFn) -> Schedule:
     if draw(st.integers(0, 5)) == 0:
         policy = draw(st.sampled_from(("SAFE", "NEVER", "absent")))
         change = ((draw(st.sampled_from(_PLAIN)), policy),)
-    return Schedule(calls=calls, crashes=tuple(crashes), change=change)
+    other = draw(st.integers(0, size)) if draw(st.integers(0, 5)) == 0 else None
+    damage = size >= 2 and draw(st.integers(0, 5)) == 0  # call 0's commit is then not the last
+    return Schedule(
+        calls=calls, crashes=tuple(crashes), change=change, other_batch=other, damage=damage
+    )
 
 
 def _c(*tools: str | None) -> tuple[Call, ...]:
