@@ -27,6 +27,7 @@ from conformance.recovery.search import TRAPS
 from conformance.recovery.subject import SUBJECT, importable_name
 from polyloop import ToolRegistry
 
+BROKEN_CLAUSES = [clause for clause in RECOVERY_CLAUSES if clause in BROKEN]
 CAMPAIGN = os.environ.get("POLYLOOP_RECOVERY_CAMPAIGN", "") not in ("", "0")
 
 
@@ -36,7 +37,7 @@ class TestPolyloopReference(RecoveryContract):
     profile = "fast"
 
     @staticmethod
-    def make_executor(registry: ToolRegistry, directory: str) -> Any:
+    def make_executor(registry: ToolRegistry, directory: str) -> Any:  # type: ignore[override]
         return factory(registry, directory)
 
 
@@ -89,7 +90,7 @@ _CATCH: dict[str, Schedule] = {
 }
 
 
-@pytest.mark.parametrize("clause", sorted(BROKEN, key=lambda c: int(c[1:])))
+@pytest.mark.parametrize("clause", BROKEN_CLAUSES)
 def test_each_broken_runtime_is_caught_exactly_on_its_clause(clause: str) -> None:
     failing = _failing(f"zoo.recovery:{BROKEN[clause]}", _CATCH[clause])
     assert set(failing) == {clause}, failing
@@ -103,7 +104,7 @@ def test_unusual_but_correct_runtimes_pass_the_traps_that_catch_the_zoo(name: st
 
 
 @pytest.mark.skipif(not CAMPAIGN, reason="campaign: POLYLOOP_RECOVERY_CAMPAIGN=1")
-@pytest.mark.parametrize("clause", sorted(BROKEN, key=lambda c: int(c[1:])))
+@pytest.mark.parametrize("clause", BROKEN_CLAUSES)
 def test_campaign_certify_fails_each_broken_runtime_on_its_clause(clause: str) -> None:
     import importlib
 
