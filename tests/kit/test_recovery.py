@@ -99,7 +99,7 @@ def test_each_broken_runtime_is_caught_exactly_on_its_clause(clause: str) -> Non
 @pytest.mark.parametrize("name", UNUSUAL)
 def test_unusual_but_correct_runtimes_pass_the_traps_that_catch_the_zoo(name: str) -> None:
     schedules = dict.fromkeys(_CATCH.values())
-    for schedule in list(schedules)[: None if CAMPAIGN else 2]:
+    for schedule in list(schedules)[: None if CAMPAIGN else 1]:
         assert _failing(f"zoo.recovery:{name}", schedule) == {}, schedule.describe()
 
 
@@ -140,9 +140,9 @@ INDEPENDENT = ("sqlite_log", "jsonl_log", "sqlite_rows", "file_per_record")
 
 
 @pytest.mark.parametrize("name", INDEPENDENT)
-def test_independent_correct_runtimes_pass_two_traps(name: str) -> None:
+def test_independent_correct_runtimes_pass_a_trap(name: str) -> None:
     target = f"specificity.correct_recovery.{name}:factory"
-    for schedule in (TRAPS[1], TRAPS[6]):
+    for schedule in (TRAPS[1],) if not CAMPAIGN else TRAPS:
         assert _failing(target, schedule) == {}, schedule.describe()
 
 
