@@ -138,9 +138,10 @@ def main(config_path: str) -> None:
     registry = registry_for(config["tools"], ledger, life)
     factory = _resolve(config["target"])
     actions = actions_for(config["calls"])
-    result: dict[str, Any] = {}
+    result: dict[str, Any] = {"in_factory": True}
     try:
         runtime = factory(registry, config["directory"])
+        result["in_factory"] = False
         bound = getattr(runtime, "max_attempts", None)
         with open(config["out"] + ".pre", "w", encoding="utf-8") as file:
             json.dump({"max_attempts": bound if isinstance(bound, int) else None}, file)

@@ -419,4 +419,9 @@ def judge(observation: Observation, clause: str) -> None:
                 f"lifetime {life.number}'s process failed outside the target's run: "
                 f"{life.stderr.strip()[-600:]}"
             )
+        if life.ended == "raised" and life.in_factory and life.purpose != "damaged":
+            raise Unusable(
+                f"the factory raised {life.error} building the runtime for lifetime "
+                f"{life.number}: {life.message}"
+            )
     CHECKS[clause](_Facts(observation))

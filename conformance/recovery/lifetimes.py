@@ -52,6 +52,8 @@ class Life:
     lines: list[dict[str, Any]] = field(default_factory=list)
     max_attempts: int | None = None
     value_error: bool = False
+    in_factory: bool = False
+    """It raised from ``factory(registry, directory)``, before ``run``."""
     damaged_at: str | None = None
     """J10: where the kit flipped a byte before this lifetime."""
 
@@ -131,6 +133,7 @@ class _Run:
             if "error" in answer:
                 life.ended, life.error, life.message = "raised", answer["error"], answer["message"]
                 life.value_error = bool(answer.get("value_error"))
+                life.in_factory = bool(answer.get("in_factory"))
             else:
                 life.ended, life.outcomes = "returned", answer["outcomes"]
         elif life.ended == "exited":

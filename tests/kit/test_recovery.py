@@ -184,3 +184,12 @@ def test_no_process_a_lifetime_started_outlives_it(
         except FileNotFoundError:
             continue
         assert state == b"Z", f"helper {pid} still runs ({state!r})"
+
+
+def test_a_factory_that_raises_is_an_error_of_every_clause_not_a_verdict() -> None:
+    from conformance.recovery.clauses import Unusable
+
+    observation = run_schedule("zoo.recovery:raising_factory", Schedule((Call("safe_seq"),)))
+    for clause in CHECKS:
+        with pytest.raises(Unusable, match="no database driver configured"):
+            judge(observation, clause)

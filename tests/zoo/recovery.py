@@ -429,3 +429,8 @@ def _jsonl_store(directory: str) -> JsonLinesStore:
 
 jsonl_store_target = store_factory(_jsonl_store)
 """A third-party journal store behind run_durable, the documented way (`store_factory`)."""
+
+
+def raising_factory(registry: ToolRegistry, directory: str) -> Runtime:
+    """Cannot build a runtime at all: a set-up problem of the target, not a J verdict."""
+    raise RuntimeError("no database driver configured")
