@@ -16,6 +16,7 @@ __all__ = [
     "CRASH_EVENTS",
     "DEFAULT_MAX_ATTEMPTS",
     "TOOLS",
+    "TOOL_SCHEMA",
     "Call",
     "Schedule",
     "Tool",
@@ -55,6 +56,16 @@ TOOLS: Mapping[str, Tool] = MappingProxyType(
 )
 """The kit's tools: both policies, both classifications, ordinary, ENV_ERROR and crash-loop
 handlers."""
+
+TOOL_SCHEMA: Mapping[str, Any] = MappingProxyType(
+    {
+        "type": "object",
+        "properties": {"i": {"type": "integer"}, "x": {"type": "integer"}},
+        "required": ["i"],
+    }
+)
+"""Every kit tool's parameters (the lifetime's copy, `_lifetime.SCHEMA`, must match): the call's
+index in the batch and a small payload."""
 
 GHOST = "ghost"
 """A tool name no registry holds: the call is rejected (E2)."""

@@ -22,7 +22,7 @@ from conformance._core.outcome import ClauseOutcome
 from conformance._core.report import ClauseStatus, Counterexample
 from conformance.recovery.clauses import Unusable, Violation, judge
 from conformance.recovery.lifetimes import LIFETIME_LIMIT, Observation, run_schedule
-from conformance.recovery.schedules import CRASH_EVENTS, GHOST, Call, Schedule
+from conformance.recovery.schedules import CRASH_EVENTS, GHOST, TOOL_SCHEMA, TOOLS, Call, Schedule
 
 __all__ = ["TRAPS", "RecoveryTrial", "examples_for", "schedules", "search_recovery_clause"]
 
@@ -122,12 +122,12 @@ class _State:
 
 def _counterexample(schedule: Schedule, found: Violation) -> Counterexample:
     return Counterexample(
-        schema=None,
+        schema=dict(TOOL_SCHEMA),
         action=schedule.as_json(),
         behaviour=schedule.describe(),
         expected=found.expected,
         actual=found.actual,
-        tools=None,
+        tools=tuple(TOOLS),
     )
 
 

@@ -193,3 +193,14 @@ def test_a_factory_that_raises_is_an_error_of_every_clause_not_a_verdict() -> No
     for clause in CHECKS:
         with pytest.raises(Unusable, match="no database driver configured"):
             judge(observation, clause)
+
+
+def test_the_lifetimes_tools_take_the_schema_the_report_shows() -> None:
+    import runpy
+    from pathlib import Path
+
+    import conformance.recovery
+    from conformance.recovery.schedules import TOOL_SCHEMA
+
+    child = Path(conformance.recovery.__file__).with_name("_lifetime.py")
+    assert runpy.run_path(str(child))["SCHEMA"] == dict(TOOL_SCHEMA)
