@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from conformance import _extra  # noqa: F401  (first: without the extra, one line naming it)
 from conformance._core.report import ClauseResult, Counterexample, Report
 from conformance.catalog import CLAUSES, Clause
-from conformance.contract import BatchExecutorContract, ExecutorContract
+from conformance.contract import BatchExecutorContract, ExecutorContract, RecoveryContract
 from conformance.engine import certify
 
 if TYPE_CHECKING:
@@ -26,6 +26,7 @@ __all__ = [
     "ClauseResult",
     "Counterexample",
     "ExecutorContract",
+    "RecoveryContract",
     "Report",
     "ToolContract",
     "certify",

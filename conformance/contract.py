@@ -55,9 +55,10 @@ from conformance._core.text import slug
 from conformance.batch import BATCH_CLAUSES
 from conformance.catalog import LEVELS
 from conformance.engine import CERTIFIED_CLAUSES, SetUpError, certify
+from conformance.recovery import RECOVERY_CLAUSES
 from polyloop import ActionExecutor, BatchExecutor, ToolRegistry
 
-__all__ = ["BatchExecutorContract", "ExecutorContract"]
+__all__ = ["BatchExecutorContract", "ExecutorContract", "RecoveryContract"]
 
 
 class ExecutorContract:
@@ -253,6 +254,39 @@ _RECEIVES[_ALL] = "the registry and max_concurrency="
 add_clause_tests(
     BatchExecutorContract,
     [catalog.get(clause_id) for clause_id in BATCH_CLAUSES],
+    _clause_test,
+    name=_test_name,
+    doc=lambda clause: f"{clause.id} ({clause.level}): {clause.title}.\n\n{clause.summary}",
+)
+
+
+class RecoveryContract(ExecutorContract):
+    """Base class for a pytest test class certifying a durable runtime (section 12, J1-J13).
+
+    ``make_executor(registry, directory)`` returns the runtime (an object with ``async
+    run(batch_id, actions)``); declare it with ``@staticmethod`` in a module a fresh process can
+    import: the kit runs every lifetime in a child process that imports it. The clauses share
+    their lifetimes, so the first test pays for all of them."""
+
+    _CLAUSES: ClassVar[tuple[str, ...]] = RECOVERY_CLAUSES
+
+    @staticmethod
+    def make_executor(registry: ToolRegistry, directory: str) -> Any:  # type: ignore[override]
+        """Return the durable runtime serving `registry`, keeping its journal in `directory`
+        (override this)."""
+        raise NotImplementedError
+
+
+for _clause_id in CERTIFIED_CLAUSES:  # a durable runtime is not an action executor
+    setattr(RecoveryContract, _test_name(catalog.get(_clause_id)), None)
+
+_BASES.append(RecoveryContract)
+_SIGNATURE[RECOVERY_CLAUSES] = "registry, directory"
+_RECEIVES[RECOVERY_CLAUSES] = "the registry and the directory"
+
+add_clause_tests(
+    RecoveryContract,
+    [catalog.get(clause_id) for clause_id in RECOVERY_CLAUSES],
     _clause_test,
     name=_test_name,
     doc=lambda clause: f"{clause.id} ({clause.level}): {clause.title}.\n\n{clause.summary}",

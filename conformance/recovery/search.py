@@ -1,0 +1,183 @@
+"""One recovery clause's Hypothesis run over crash schedules, sharing lifetimes between clauses.
+
+Process starts dominate the cost, so every clause draws the same schedules (the same traps,
+then the same generated ones: the search is keyed by the run, not the clause) and the trial
+keeps what each schedule's lifetimes showed: thirteen clauses cost one set of lifetimes, plus
+the schedules a failing clause shrinks through. A failure shrinks to the shortest crash
+schedule (fewer calls, fewer crashes), and the same ``--seed`` replays it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import hypothesis
+import hypothesis.errors
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from conformance._core import hypo
+from conformance._core.outcome import ClauseOutcome
+from conformance._core.report import ClauseStatus, Counterexample
+from conformance.recovery.clauses import Unusable, Violation, judge
+from conformance.recovery.lifetimes import LIFETIME_LIMIT, Observation, run_schedule
+from conformance.recovery.schedules import CRASH_EVENTS, GHOST, TOOL_SCHEMA, TOOLS, Call, Schedule
+
+__all__ = ["TRAPS", "RecoveryTrial", "examples_for", "schedules", "search_recovery_clause"]
+
+_PLAIN = ("safe_par", "safe_seq", "never_par", "never_seq")
+_RARE = ("env_safe", "env_never", GHOST, None)
+
+
+def examples_for(max_examples: int) -> int:
+    """Generated schedules per run: each costs a few process starts (ci: 6)."""
+    return max(2, max_examples // 8)
+
+
+@st.composite
+def schedules(draw: st.DrawFn) -> Schedule:
+    """A batch of 1-4 calls (both policies and classifications, ENV_ERROR handlers, rejected
+    calls), up to three crash points, and rarely a registry change, a resume with a changed
+    batch (J9) or damage to the store (J10)."""
+    size = draw(st.integers(1, 4))
+    tools = draw(
+        st.lists(
+            st.sampled_from(_PLAIN) | st.sampled_from(_RARE).filter(lambda _: draw(st.booleans())),
+            min_size=size,
+            max_size=size,
+        )
+    )
+    calls = tuple(Call(tool, draw(st.integers(0, 3))) for tool in tools)
+    crashes = draw(
+        st.lists(st.tuples(st.sampled_from(CRASH_EVENTS), st.integers(0, size - 1)), max_size=3)
+    )
+    change: tuple[tuple[str, str], ...] = ()
+    if draw(st.integers(0, 5)) == 0:
+        policy = draw(st.sampled_from(("SAFE", "NEVER", "absent")))
+        change = ((draw(st.sampled_from(_PLAIN)), policy),)
+    other = draw(st.integers(0, size)) if draw(st.integers(0, 5)) == 0 else None
+    damage = size >= 2 and draw(st.integers(0, 5)) == 0  # call 0's commit is then not the last
+    return Schedule(
+        calls=calls, crashes=tuple(crashes), change=change, other_batch=other, damage=damage
+    )
+
+
+def _c(*tools: str | None) -> tuple[Call, ...]:
+    return tuple(Call(tool, index) for index, tool in enumerate(tools))
+
+
+TRAPS: tuple[Schedule, ...] = (
+    Schedule(_c("never_seq"), crashes=(("enter", 0),)),
+    Schedule(_c("safe_seq", "never_seq", "safe_par"), crashes=(("effect", 1),)),
+    Schedule(_c("never_par", "safe_par", "never_par"), crashes=(("enter", 2),)),
+    Schedule(_c("safe_seq", "safe_seq"), crashes=(("effect", 1),)),
+    Schedule(_c("safe_par", "safe_seq", "never_seq"), crashes=(("return", 1), ("enter", 1))),
+    Schedule(_c("safe_seq"), crashes=(("effect", 0),), change=(("safe_seq", "NEVER"),)),
+    Schedule(_c("never_seq"), crashes=(("effect", 0),), change=(("never_seq", "SAFE"),)),
+    Schedule(
+        _c("safe_par", "safe_par"), crashes=(("effect", 0),), change=(("safe_par", "absent"),)
+    ),
+    Schedule(_c("safe_seq", "env_safe", "safe_seq", GHOST, None), crashes=(("return", 0),)),
+    Schedule(_c("safe_seq", "never_seq"), crashes=(("effect", 1),), other_batch=0),
+    Schedule(_c("safe_seq"), other_batch=1),
+    Schedule(_c("safe_seq", "never_par", "safe_par"), damage=True),
+    Schedule(_c("safe_seq", "bomb", "safe_seq")),
+)
+"""Hand-picked schedules every clause replays first: each clause's classic crash."""
+
+
+_SEEN: dict[tuple[str, Schedule], Observation] = {}
+"""What each schedule showed, per target, kept for the process: the pytest base class runs
+each clause as its own `certify`, and the clauses share their lifetimes all the same."""
+_KEPT = 4000
+
+
+@dataclass
+class RecoveryTrial:
+    """The target (as an importable ``module:attr``) and what each schedule showed."""
+
+    target: str
+    limit: float = LIFETIME_LIMIT
+    lifetimes: int = 0
+
+    def observe(self, schedule: Schedule) -> Observation:
+        key = (self.target, schedule)
+        found = _SEEN.get(key)
+        if found is None:
+            found = run_schedule(self.target, schedule, limit=self.limit)
+            self.lifetimes += len(found.lives)
+            if len(_SEEN) >= _KEPT:
+                _SEEN.clear()
+            _SEEN[key] = found
+        return found
+
+
+@dataclass
+class _State:
+    examples: int = 0
+    failure: tuple[Schedule, Violation] | None = None
+    unusable: str | None = None
+
+
+def _counterexample(schedule: Schedule, found: Violation) -> Counterexample:
+    return Counterexample(
+        schema=dict(TOOL_SCHEMA),
+        action=schedule.as_json(),
+        behaviour=schedule.describe(),
+        expected=found.expected,
+        actual=found.actual,
+        tools=tuple(TOOLS),
+    )
+
+
+def search_recovery_clause(
+    trial: RecoveryTrial, clause: str, settings: hypothesis.settings, seed: int, label: str
+) -> ClauseOutcome:
+    """Run one clause's search: the traps, then generated schedules, shrunk on failure."""
+    state = _State()
+
+    def test(schedule: Schedule) -> None:
+        if state.failure is None:
+            state.examples += 1
+        try:
+            judge(trial.observe(schedule), clause)
+        except Unusable as why:
+            state.unusable = state.unusable or str(why)
+        except Violation as found:
+            state.failure = (schedule, found)
+            raise
+
+    hypo.add_digest(test, f"recovery:{label}".encode())  # one key for every clause: shared draws
+    wrapped: Any = test
+    for trap in reversed(TRAPS):
+        wrapped = example(trap)(wrapped)
+    wrapped = given(schedules())(wrapped)
+    more = type(settings)(settings, max_examples=examples_for(settings.max_examples))
+    wrapped = more(hypothesis.seed(seed)(wrapped))
+    try:
+        wrapped()
+    except (Violation, hypothesis.errors.Flaky) as exc:
+        if state.failure is None:
+            return ClauseOutcome(
+                verdict=ClauseStatus.ERROR, examples=state.examples, message=str(exc)
+            )
+        schedule, found = state.failure
+        note = ""
+        if isinstance(exc, hypothesis.errors.Flaky):
+            note = " (flaky: replaying this schedule did not fail the same way)"
+        return ClauseOutcome(
+            verdict=ClauseStatus.FAIL,
+            examples=state.examples,
+            message=found.message + note,
+            counterexample=_counterexample(schedule, found),
+        )
+    except hypothesis.errors.FailedHealthCheck as exc:
+        return ClauseOutcome(
+            verdict=ClauseStatus.ERROR, examples=state.examples, message=f"health check: {exc}"
+        )
+    if state.unusable is not None:
+        return ClauseOutcome(
+            verdict=ClauseStatus.ERROR, examples=state.examples, message=state.unusable
+        )
+    return ClauseOutcome(verdict=ClauseStatus.PASS, examples=state.examples)

@@ -1,0 +1,206 @@
+"""The recovery subject (section 12): polyloop's reference certifies, the zoo's broken runtimes
+are caught on their clause, the set-up errors are one line.
+
+Every lifetime is a process start, so CI keeps to the reference (through `RecoveryContract`,
+whose clause tests share one set of lifetimes) and one trap per broken runtime; the full
+campaign (every zoo entry certified, more schedules) runs with ``POLYLOOP_RECOVERY_CAMPAIGN=1``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import pytest
+from zoo.recovery import BROKEN, UNUSUAL
+
+from conformance import RecoveryContract, certify
+from conformance.catalog import get
+from conformance.engine import SetUpError
+from conformance.recovery import RECOVERY_CLAUSES
+from conformance.recovery.clauses import CHECKS, Violation, judge
+from conformance.recovery.lifetimes import run_schedule
+from conformance.recovery.reference import factory
+from conformance.recovery.schedules import Call, Schedule
+from conformance.recovery.search import TRAPS
+from conformance.recovery.subject import SUBJECT, importable_name
+from polyloop import ToolRegistry
+
+BROKEN_CLAUSES = [clause for clause in RECOVERY_CLAUSES if clause in BROKEN]
+CAMPAIGN = os.environ.get("POLYLOOP_RECOVERY_CAMPAIGN", "") not in ("", "0")
+
+
+class TestPolyloopReference(RecoveryContract):
+    """run_durable over SqliteJournalStore and RegistryBatchExecutor certifies J1-J13."""
+
+    profile = "fast"
+
+    @staticmethod
+    def make_executor(registry: ToolRegistry, directory: str) -> Any:  # type: ignore[override]
+        return factory(registry, directory)
+
+
+def test_rows_are_J1_to_J13_with_J12_J13_strict() -> None:
+    assert tuple(row.id for row in SUBJECT.rows) == RECOVERY_CLAUSES
+    assert [get(c).level for c in RECOVERY_CLAUSES].count("strict") == 2
+    assert get("J12").level == get("J13").level == "strict"
+
+
+def test_a_lambda_factory_is_a_set_up_error_naming_module_attr() -> None:
+    with pytest.raises(SetUpError, match="module:attr"):
+        certify(lambda registry, directory: None)
+
+
+def test_a_nested_factory_is_not_importable_but_a_module_level_one_is() -> None:
+    def nested(registry: ToolRegistry, directory: str) -> None:
+        return None
+
+    assert importable_name(nested) is None
+    assert importable_name(factory) == "conformance.recovery.reference:factory"
+    assert SUBJECT.claims(factory, None) > 0
+    assert SUBJECT.claims(factory, ToolRegistry()) == 0
+
+
+def _failing(target: str, schedule: Schedule) -> dict[str, str]:
+    observation = run_schedule(target, schedule)
+    found = {}
+    for clause in CHECKS:
+        try:
+            judge(observation, clause)
+        except Violation as violation:
+            found[clause] = violation.message
+    return found
+
+
+# The trap (an index into TRAPS, or a schedule) on which each broken runtime shows its bug.
+_CATCH: dict[str, Schedule] = {
+    "J1": TRAPS[0],
+    "J2": TRAPS[7],
+    "J3": TRAPS[3],
+    "J4": TRAPS[3],
+    "J5": TRAPS[1],
+    "J6": TRAPS[6],
+    "J7": TRAPS[4],
+    "J8": TRAPS[3],
+    "J9": TRAPS[9],
+    "J10": TRAPS[11],
+    "J11": Schedule((Call("safe_seq"), Call("never_seq", 1)), crashes=(("effect", 1),)),
+    "J13": TRAPS[12],
+}
+
+
+@pytest.mark.parametrize("clause", BROKEN_CLAUSES)
+def test_each_broken_runtime_is_caught_exactly_on_its_clause(clause: str) -> None:
+    failing = _failing(f"zoo.recovery:{BROKEN[clause]}", _CATCH[clause])
+    assert set(failing) == {clause}, failing
+
+
+@pytest.mark.parametrize("name", UNUSUAL)
+def test_unusual_but_correct_runtimes_pass_the_traps_that_catch_the_zoo(name: str) -> None:
+    schedules = dict.fromkeys(_CATCH.values())
+    for schedule in list(schedules)[: None if CAMPAIGN else 1]:
+        assert _failing(f"zoo.recovery:{name}", schedule) == {}, schedule.describe()
+
+
+@pytest.mark.skipif(not CAMPAIGN, reason="campaign: POLYLOOP_RECOVERY_CAMPAIGN=1")
+@pytest.mark.parametrize("clause", BROKEN_CLAUSES)
+def test_campaign_certify_fails_each_broken_runtime_on_its_clause(clause: str) -> None:
+    import importlib
+
+    target = getattr(importlib.import_module("zoo.recovery"), BROKEN[clause])
+    report = certify(target, profile="fast")
+    failing = {r.id for r in report.results if r.status not in ("pass", "skipped")}
+    assert clause in failing
+    assert failing <= {clause} | CONSEQUENCES.get(clause, set()), failing
+
+
+CONSEQUENCES: dict[str, set[str]] = {
+    "J1": {"J9"},  # a header missing from the journal: a changed batch raises no ValueError
+    "J2": {"J5", "J6", "J13"},  # a lost started record: re-entry, attempts undercounted
+    "J3": {"J5"},  # re-entering committed calls in a resume that had to stop
+    "J5": {"J6"},  # every in-doubt NEVER re-run, recorded or current
+}
+"""What else a broken runtime's one bug breaks in the campaign (docs/recovery-certification.md,
+black-box limits); each is also caught alone on its `_CATCH` schedule."""
+
+
+@pytest.mark.skipif(not CAMPAIGN, reason="campaign: POLYLOOP_RECOVERY_CAMPAIGN=1")
+@pytest.mark.parametrize("name", UNUSUAL)
+def test_campaign_unusual_runtimes_certify(name: str) -> None:
+    import importlib
+
+    target = getattr(importlib.import_module("zoo.recovery"), name)
+    report = certify(target, profile="fast")
+    assert report.passed, report.to_text()
+
+
+INDEPENDENT = ("sqlite_log", "jsonl_log", "sqlite_rows", "file_per_record")
+"""`tests/specificity/correct_recovery/`: runtimes written from the contract alone."""
+
+
+@pytest.mark.parametrize("name", INDEPENDENT)
+def test_independent_correct_runtimes_pass_a_trap(name: str) -> None:
+    target = f"specificity.correct_recovery.{name}:factory"
+    for schedule in (TRAPS[1],) if not CAMPAIGN else TRAPS:
+        assert _failing(target, schedule) == {}, schedule.describe()
+
+
+@pytest.mark.skipif(not CAMPAIGN, reason="campaign: POLYLOOP_RECOVERY_CAMPAIGN=1")
+@pytest.mark.parametrize("name", INDEPENDENT)
+def test_campaign_independent_runtimes_certify(name: str) -> None:
+    import importlib
+
+    module = importlib.import_module(f"specificity.correct_recovery.{name}")
+    report = certify(module.factory, profile="ci")
+    assert report.passed, report.to_text()
+
+
+def test_a_lifetime_that_never_ends_is_killed_at_its_time_box() -> None:
+    from conformance.recovery.clauses import Unusable
+
+    observation = run_schedule(
+        "zoo.recovery:hanging_runtime", Schedule((Call("safe_seq"),)), limit=3.0
+    )
+    assert [life.ended for life in observation.lives] == ["timeout"]
+    with pytest.raises(Unusable, match="time box"):
+        judge(observation, "J8")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_no_process_a_lifetime_started_outlives_it(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("RECOVERY_HELPER_PIDS", str(pids))
+    observation = run_schedule("zoo.recovery:detaching_runtime", Schedule((Call("safe_seq"),)))
+    assert [life.ended for life in observation.lives] == ["returned", "returned"]
+    started = [int(line) for line in pids.read_text().split()]
+    assert len(started) == 2
+    for pid in started:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as stat:
+                state = stat.read().rsplit(b")", 1)[1].split()[0]
+        except FileNotFoundError:
+            continue
+        assert state == b"Z", f"helper {pid} still runs ({state!r})"
+
+
+def test_a_factory_that_raises_is_an_error_of_every_clause_not_a_verdict() -> None:
+    from conformance.recovery.clauses import Unusable
+
+    observation = run_schedule("zoo.recovery:raising_factory", Schedule((Call("safe_seq"),)))
+    for clause in CHECKS:
+        with pytest.raises(Unusable, match="no database driver configured"):
+            judge(observation, clause)
+
+
+def test_the_lifetimes_tools_take_the_schema_the_report_shows() -> None:
+    import runpy
+    from pathlib import Path
+
+    import conformance.recovery
+    from conformance.recovery.schedules import TOOL_SCHEMA
+
+    child = Path(conformance.recovery.__file__).with_name("_lifetime.py")
+    assert runpy.run_path(str(child))["SCHEMA"] == dict(TOOL_SCHEMA)
