@@ -94,7 +94,8 @@ class Schedule:
     crashes: tuple[tuple[str, int], ...] = ()
     """One crash lifetime per entry, in order; a clean resume follows."""
     change: tuple[tuple[str, str], ...] = ()
-    """From the second lifetime on, these tools have this policy (``absent``: unregistered)."""
+    """From the second lifetime on, these tools have this policy (``absent``: unregistered;
+    ``exclusive``: their policy kept, no longer concurrency-safe)."""
     other_batch: int | None = None
     """J9: after the crashes, one lifetime resumes the batch id with call `other_batch` changed
     (the batch's length: one call appended)."""
@@ -109,16 +110,21 @@ class Schedule:
             return "absent"
         if life > 0:
             for name, policy in self.change:
-                if name == tool:
+                if name == tool and policy != "exclusive":
                     return policy
         return TOOLS[tool].policy
+
+    def concurrent(self, tool: str, life: int) -> bool:
+        """Whether the tool is concurrency-safe in lifetime `life`."""
+        exclusive = life > 0 and (tool, "exclusive") in self.change
+        return TOOLS[tool].concurrent and not exclusive
 
     def tools_json(self, life: int) -> list[dict[str, Any]]:
         return [
             {
                 "name": tool.name,
                 "policy": self.policy(tool.name, life),
-                "concurrent": tool.concurrent,
+                "concurrent": self.concurrent(tool.name, life),
                 "kind": tool.kind,
             }
             for tool in TOOLS.values()

@@ -54,7 +54,7 @@ def schedules(draw: st.DrawFn) -> Schedule:
     )
     change: tuple[tuple[str, str], ...] = ()
     if draw(st.integers(0, 5)) == 0:
-        policy = draw(st.sampled_from(("SAFE", "NEVER", "absent")))
+        policy = draw(st.sampled_from(("SAFE", "NEVER", "absent", "exclusive")))
         change = ((draw(st.sampled_from(_PLAIN)), policy),)
     other = draw(st.integers(0, size)) if draw(st.integers(0, 5)) == 0 else None
     damage = size >= 2 and draw(st.integers(0, 5)) == 0  # call 0's commit is then not the last
@@ -83,6 +83,9 @@ TRAPS: tuple[Schedule, ...] = (
     Schedule(_c("safe_seq"), other_batch=1),
     Schedule(_c("safe_seq", "never_par", "safe_par"), damage=True),
     Schedule(_c("safe_seq", "bomb", "safe_seq")),
+    Schedule(  # J4: both in flight; on resume call 1 waits for call 0, whose ENV_ERROR stops
+        _c("env_safe", "safe_par"), crashes=(("enter", 1),), change=(("safe_par", "exclusive"),)
+    ),
 )
 """Hand-picked schedules every clause replays first: each clause's classic crash."""
 

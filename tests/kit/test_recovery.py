@@ -96,6 +96,25 @@ def test_each_broken_runtime_is_caught_exactly_on_its_clause(clause: str) -> Non
     assert set(failing) == {clause}, failing
 
 
+_STOPPED_RESUME = TRAPS[-1]
+"""Both calls in flight at the crash; on resume the second, now exclusive, waits for the
+first, whose ENV_ERROR stops the batch before the second is entered again."""
+
+
+def test_J4_polyloops_own_not_run_bug_is_caught_and_the_fixed_reference_passes() -> None:
+    """polyloop committed such an in-doubt SAFE call "not run" until 8973c0e (found by an
+    independent runtime, missed by the kit until the `exclusive` registry change and this
+    trap). Black-box, "NOT_EXECUTED for a call the ledger shows entered" is J2's finding: a
+    runtime that never made `started` durable shows exactly the same, so the kit names J2 and
+    its expected line says the call is in doubt (interrupted or re-run)."""
+    failing = _failing(
+        "zoo.recovery:realistic_j4_in_doubt_safe_not_run_after_a_stop", _STOPPED_RESUME
+    )
+    assert set(failing) == {"J2"}, failing
+    assert "entered in lifetime 0" in failing["J2"]
+    assert _failing("conformance.recovery.reference:factory", _STOPPED_RESUME) == {}
+
+
 @pytest.mark.parametrize("name", UNUSUAL)
 def test_unusual_but_correct_runtimes_pass_the_traps_that_catch_the_zoo(name: str) -> None:
     schedules = dict.fromkeys(_CATCH.values())

@@ -341,6 +341,55 @@ def broken_j13_unbounded_crash_loop(registry: ToolRegistry, directory: str) -> R
     return Runtime(registry, _sqlite(directory), max_attempts=1000, reported_attempts=3)
 
 
+# -- realistic: bugs polyloop itself had ------------------------------------------------------
+
+_INTERRUPTED_TEXT = "interrupted while running; its effects are unknown"
+
+
+class _NotRunStore(SqliteJournalStore):
+    """What the resume wrote before 8973c0e: an in-doubt SAFE call the resumed batch stopped
+    before entering again (another call's ENV_ERROR, a cancellation) committed as the batch's
+    "not run", though it may have run in the lifetime that crashed."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.entered: set[int] = set()
+        self.rewritten: dict[int, ActionOutcome] = {}
+
+    def append(self, batch_id: str, kind: str, index: int, body: Any) -> None:
+        if kind == "started":
+            self.entered.add(index)
+        elif (
+            kind == "committed"
+            and self.entered
+            and index not in self.entered
+            and body.get("observation") == _INTERRUPTED_TEXT
+        ):
+            body = {**body, "status": "NOT_EXECUTED", "observation": "not run: the batch stopped"}
+            self.rewritten[index] = ActionOutcome(
+                status=ActionStatus.NOT_EXECUTED,
+                observation=body["observation"],
+                observation_is_synthetic=True,
+                env_reported_completion=False,
+                observation_truncated_chars=0,
+            )
+        super().append(batch_id, kind, index, body)
+
+
+class _NotRunRuntime(Runtime):
+    async def run(self, batch_id: str, actions: Sequence[Action]) -> tuple[ActionOutcome, ...]:
+        outcomes = await super().run(batch_id, actions)
+        rewritten = self.store.rewritten
+        return tuple(rewritten.get(i, outcome) for i, outcome in enumerate(outcomes))
+
+
+def realistic_j4_in_doubt_safe_not_run_after_a_stop(
+    registry: ToolRegistry, directory: str
+) -> Runtime:
+    """polyloop's own J4 bug, found by an independent runtime (fixed in 8973c0e)."""
+    return _NotRunRuntime(registry, _NotRunStore(os.path.join(directory, "journal.db")))
+
+
 BROKEN: dict[str, str] = {
     "J1": "broken_j1_header_written_late",
     "J2": "broken_j2_started_not_durable",
