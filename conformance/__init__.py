@@ -1,9 +1,10 @@
 """The polyloop conformance kit: certify an action executor against the tool contract.
 
-Entry points: `certify` (programmatic, returns a `Report`; action executors and batch
-executors), `ExecutorContract` and `BatchExecutorContract` (pytest base classes, one test per
-clause), `check_tool`/`check_registry`/`ToolContract` (for tool authors)
-and the ``polyloop-conformance`` command line. Install with the ``polyloop[conformance]`` extra.
+Entry points: `certify` (programmatic, returns a `Report`; action executors, batch executors
+and policy factories), `ExecutorContract`, `BatchExecutorContract` and `PolicyContract`
+(pytest base classes, one test per clause), `check_tool`/`check_registry`/`ToolContract` (for
+tool authors) and the ``polyloop-conformance`` command line. Install with the
+``polyloop[conformance]`` extra.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from conformance import _extra  # noqa: F401  (first: without the extra, one line naming it)
 from conformance._core.report import ClauseResult, Counterexample, Report
 from conformance.catalog import CLAUSES, Clause
-from conformance.contract import BatchExecutorContract, ExecutorContract
+from conformance.contract import BatchExecutorContract, ExecutorContract, PolicyContract
 from conformance.engine import certify
 
 if TYPE_CHECKING:
@@ -26,6 +27,7 @@ __all__ = [
     "ClauseResult",
     "Counterexample",
     "ExecutorContract",
+    "PolicyContract",
     "Report",
     "ToolContract",
     "certify",
