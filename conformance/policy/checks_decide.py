@@ -95,7 +95,6 @@ async def check_P2(kit: Kit, case: Case) -> None:
     asked = _first(recorder, "call", "approve")
     asked_end = _last(recorder, "end", ("approve",))
     chained = [i for i, (e, s, _) in enumerate(trace) if e == "call" and s in ("wrap", "handler")]
-    should_ask = want.decision == "ASK" and case.stack.approver != "missing"
     late = [trace[i] for i in range(played.end_mark, len(trace)) if trace[i][0] == "call"]
     fail_first(
         (
@@ -105,21 +104,9 @@ async def check_P2(kit: Kit, case: Case) -> None:
             f"trace {trace}",
         ),
         (
-            asked is not None and not should_ask,
+            asked is not None and want.decision != "ASK",
             f"the approver was called though the combined decision is {want.decision}",
             "the approver only on ASK",
-            f"trace {trace}",
-        ),
-        (
-            asked is None and should_ask,
-            "the approver was not called though the combined decision is ASK",
-            "the approver asked",
-            f"trace {trace}",
-        ),
-        (
-            bool(chained) and not want.chain_ran,
-            "a wrapper or the handler ran for a call that is not allowed",
-            "no chain for a call not allowed",
             f"trace {trace}",
         ),
         (
@@ -135,7 +122,8 @@ async def check_P2(kit: Kit, case: Case) -> None:
             f"trace {trace}",
         ),
     )
-    _check_post_order(recorder, played, want.posts if want.chain_ran else 0)
+    ran = expect(replace(case.stack, deciders=(), default="ALLOW"))  # the chain, if it ran
+    _check_post_order(recorder, played, ran.posts if chained else 0)
 
 
 def _check_post_order(recorder: Recorder, played: Played, posts: int) -> None:
@@ -464,17 +452,21 @@ async def check_P6(kit: Kit, case: Case) -> None:
             show(played),
         ),
     )
-    if sum(len(r) for r in want.deny_reasons) < 1000:
-        _check_reasons(text, want.deny_reasons, played)
+    called = {p for e, s, p in recorder.trace if e == "call" and s == "decide"}
+    received = tuple(
+        stack.reason(i) for i, k in enumerate(stack.deciders) if k == "deny" and i in called
+    )
+    if received and sum(len(r) for r in received) < 1000:
+        _check_reasons(text, received, played)
         alt = replace(
             stack, reasons=tuple(f"alt-{stack.reason(i)}" for i in range(len(stack.deciders)))
         )
         _, other = await kit.run(alt)
-        prefix = text[: text.find(want.deny_reasons[0])]
+        prefix = text[: text.find(received[0])]
         alt_text = str(outcome_of(other, "P6").observation)
         fail_first(
             (
-                alt_text[: alt_text.find("alt-" + want.deny_reasons[0])] != prefix,
+                alt_text[: alt_text.find("alt-" + received[0])] != prefix,
                 "the sentence before the reasons is not fixed",
                 repr(prefix),
                 repr(alt_text),

@@ -108,6 +108,7 @@ PROPERTIES: dict[str, PolicyProperty] = {
             Case(Stack(deciders=("allow", "deny", "allow")), _LATE, Schedule(), (2, 1, 0)),
             Case(Stack(deciders=("ask", "allow"), approver="false"), _LATE, Schedule(), (1, 0)),
             Case(Stack(deciders=("allow",), default="DENY"), Schedule(), Schedule(), (0,)),
+            Case(Stack(deciders=("abstain",), default="DENY"), Schedule(), Schedule(), (0,)),
         ),
         _p(
             "P4",
@@ -123,7 +124,7 @@ PROPERTIES: dict[str, PolicyProperty] = {
             "P5",
             lambda: cases(
                 stacks(
-                    ("abstain", "allow"),
+                    ("abstain",),
                     must=("ask",),
                     sizes=(0, 2),
                     approvers=("true", "false", "missing", "none", "one", "yes", "raise"),

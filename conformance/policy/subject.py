@@ -1,11 +1,13 @@
 """Telling a policy factory from other targets, and checking it on P1-P12.
 
 A white-box target is a policy factory when its signature has a parameter named ``policy``
-that has no default: the kit calls it ``factory(registry, policy=ToolPolicy(...))`` with a
-fresh registry and policy for every example. A factory whose ``policy`` parameter has a default
-(`RegistryExecutor` itself) stays a plain executor factory: certifying it keeps checking V/E
-with no policy. A policy factory that cannot be called that way (``policy`` positional-only,
-or another required parameter) is a one-line set-up error. A policy runtime is always
+that is required or can be passed by position (``factory(registry, policy)``, with or without
+a default): the kit calls it ``factory(registry, policy=ToolPolicy(...))`` with a fresh
+registry and policy for every example. A keyword-only ``policy`` with a default
+(`RegistryExecutor` and `RegistryBatchExecutor` themselves, an option of a plain factory)
+leaves the target what it was: certifying them keeps checking V/E and B with no policy. A
+policy factory that cannot be called that way (``policy`` positional-only, or another required
+parameter) is a one-line set-up error. A policy runtime is always
 certified white-box: the clauses need the kit's own listeners.
 
 P11 is a clause of batches: a policy factory of action executors reports it skipped, naming
@@ -35,15 +37,18 @@ BATCH_ONLY = frozenset({"P11"})
 
 
 def policy_parameter(target: Any) -> inspect.Parameter | None:
-    """The target's required ``policy`` parameter, or None (no signature, none, a default)."""
+    """The target's ``policy`` parameter when it makes the target a policy factory (required,
+    or positional), else None."""
     if not callable(target):
         return None
     try:
         found = inspect.signature(target).parameters.get(KEYWORD)
     except (TypeError, ValueError):
         return None
-    if found is None or found.default is not inspect.Parameter.empty:
+    if found is None:
         return None
+    if found.default is not inspect.Parameter.empty and found.kind is found.KEYWORD_ONLY:
+        return None  # an option of a plain factory (RegistryExecutor's own policy=None)
     return found
 
 
@@ -71,7 +76,7 @@ class PolicySubject:
     words: ReportWords = ReportWords(kind="a tool-call policy", own_fields=True)
 
     def claims(self, target: Any, registry: ToolRegistry | None) -> int:
-        """More specific than any executor: a factory with a required ``policy`` parameter."""
+        """More specific than any executor: a factory taking ``policy`` (`policy_parameter`)."""
         return 3 if registry is None and policy_parameter(target) is not None else 0
 
     def is_instance(self, found: object) -> bool:
