@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -395,7 +396,14 @@ async def play(
     schedule = recorder.schedule
     loop = asyncio.get_running_loop()
     until = loop.time() + deadline
-    task = asyncio.ensure_future(executor.execute(action))
+    pending = getattr(executor, "execute", None)
+    awaited = pending(action) if callable(pending) else None
+    if not inspect.isawaitable(awaited):
+        raise FactoryFailed(
+            f"the factory built {type(executor).__name__}, whose execute(action) is not a "
+            "coroutine function (an ActionExecutor's is, E15)"
+        )
+    task = asyncio.ensure_future(awaited)
     played = Played()
     while not task.done():
         await _quiet(recorder, task)

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from _verdicts import assert_fails_exactly
-from zoo.policy import BROKEN_POLICY
+from zoo.policy import BROKEN_POLICY, REALISTIC_POLICY
 from zoo.policy_base import ZooPolicy
 from zoo.policy_unusual import UNUSUAL_POLICY
 
@@ -74,7 +74,10 @@ def test_P1_to_P12_each_have_a_broken_policy_executor_that_breaks_only_it() -> N
         assert set(cls.VIOLATES) <= set(POLICY_CLAUSES), cls.__name__
 
 
-def test_the_policy_zoo_has_its_unusual_and_independent_executors() -> None:
+def test_the_policy_zoo_has_its_realistic_unusual_and_independent_executors() -> None:
+    assert len(REALISTIC_POLICY) >= 15
+    names = [cls.__name__ for cls in BROKEN_POLICY]
+    assert len(set(names)) == len(names)
     assert len(UNUSUAL_POLICY) >= 4
     assert len(_independent()) >= 6
 

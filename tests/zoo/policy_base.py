@@ -62,6 +62,8 @@ class ZooPolicy:
     """A policy executor: factory ``ZooPolicy(registry, policy)``."""
 
     VIOLATES: ClassVar[tuple[str, ...]] = ()
+    REPORT: ClassVar[str] = ""
+    """The bug report of ``policy-pipeline.md`` section 3 a broken one is modelled on."""
     DENIED = "the tool policy denied this call"
     REFUSED = "the tool policy denied this call: the approver said no"
     NO_APPROVER = "the tool policy denied this call: approval needed, no approver"
