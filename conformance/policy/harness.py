@@ -44,6 +44,7 @@ __all__ = [
     "Stack",
     "Unsettled",
     "play",
+    "play_awaitable",
 ]
 
 SECRET = "SECRET-p0l1cy-7"
@@ -393,9 +394,6 @@ async def play(
     executor: Any, recorder: Recorder, action: Action, touch: Callable[[], None], deadline: float
 ) -> Played:
     """Run ``executor.execute(action)`` to its end, opening gates in the schedule's order."""
-    schedule = recorder.schedule
-    loop = asyncio.get_running_loop()
-    until = loop.time() + deadline
     pending = getattr(executor, "execute", None)
     awaited = pending(action) if callable(pending) else None
     if not inspect.isawaitable(awaited):
@@ -403,6 +401,17 @@ async def play(
             f"the factory built {type(executor).__name__}, whose execute(action) is not a "
             "coroutine function (an ActionExecutor's is, E15)"
         )
+    return await play_awaitable(awaited, recorder, touch, deadline)
+
+
+async def play_awaitable(
+    awaited: Any, recorder: Recorder, touch: Callable[[], None], deadline: float
+) -> Played:
+    """Await `awaited` (an execute or execute_batch call) to its end, opening gates in the
+    schedule's order and cancelling it where the schedule says."""
+    schedule = recorder.schedule
+    loop = asyncio.get_running_loop()
+    until = loop.time() + deadline
     task = asyncio.ensure_future(awaited)
     played = Played()
     while not task.done():

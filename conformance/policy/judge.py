@@ -94,11 +94,27 @@ class Kit:
     """One example's access to the factory under test: fresh executors, played calls."""
 
     def __init__(
-        self, factory: Callable[..., Any], touch: Callable[[], None], deadline: float
+        self,
+        factory: Callable[..., Any],
+        touch: Callable[[], None],
+        deadline: float,
+        batch: Callable[..., Any] | None = None,
     ) -> None:
         self.factory = factory
         self.touch = touch
         self.deadline = deadline
+        self.batch = batch
+        """The batch factory itself, ``factory(registry, max_concurrency=N, policy=...)``,
+        when the target is one (P11); `factory` is then its one-call view."""
+
+    def build_batch(self, registry: Any, cap: int, policy: Any) -> Any:
+        assert self.batch is not None
+        try:
+            return self.batch(registry, max_concurrency=cap, policy=policy)
+        except Exception as exc:
+            raise FactoryFailed(
+                f"factory(registry, max_concurrency=N, policy=...) raised {describe_exception(exc)}"
+            ) from exc
 
     def build(self, stack: Stack, schedule: Schedule | None = None) -> tuple[Any, Recorder]:
         recorder = Recorder(stack, schedule or Schedule())

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from conformance.policy import checks_decide as d
 from conformance.policy import checks_run as r
+from conformance.policy.batch import BatchCase, Plan, batch_cases, check_P11
 from conformance.policy.checks_decide import Case
 from conformance.policy.harness import Schedule, Stack
 from conformance.policy.judge import Kit
@@ -18,18 +19,18 @@ from conformance.policy.strategies import VALID, cases, stacks
 
 __all__ = ["PROPERTIES", "PolicyProperty"]
 
-Check = Callable[[Kit, Case], Awaitable[None]]
+Check = Callable[[Kit, Any], Awaitable[None]]
 
 
 @dataclass(frozen=True)
 class PolicyProperty:
     clause: str
-    cases: Callable[[], st.SearchStrategy[Case]]
+    cases: Callable[[], st.SearchStrategy[Any]]
     check: Check
-    traps: tuple[Case, ...] = ()
+    traps: tuple[Any, ...] = ()
 
 
-def _p(clause: str, strategy: Callable[[], Any], check: Check, *traps: Case) -> PolicyProperty:
+def _p(clause: str, strategy: Callable[[], Any], check: Check, *traps: Any) -> PolicyProperty:
     return PolicyProperty(clause=clause, cases=strategy, check=check, traps=traps)
 
 
@@ -217,6 +218,13 @@ PROPERTIES: dict[str, PolicyProperty] = {
             Case(Stack(post=("tag", "raise", "tag"))),
             Case(Stack(post=("nonstr",), handler="raise")),
             Case(Stack(post=("tag",), handler="env")),
+        ),
+        _p(
+            "P11",
+            batch_cases,
+            check_P11,
+            BatchCase((Plan(answers=("ask",)), Plan(answers=("allow",))), 1, 2, _LATE),
+            BatchCase((Plan(answers=("deny",)), Plan(valid=False), Plan(answers=("allow",))), 1, 3),
         ),
         _p(
             "P12",

@@ -84,10 +84,13 @@ P10 core: Post-processing reshapes, never forges, never leaks
     later post-processors are not called. ENV_ERROR and NOT_EXECUTED are never post-processed.
 
 P11 core: In a batch, deciding is per call, in model order
-    In a batch the deciding stages of accepted calls never overlap and run in model order, end
-    before the call is classified and before started(i); a denied call is resolved in its
-    position like a rejected one. Checked on a batch policy factory
-    factory(registry, max_concurrency=N, policy=...).
+    In a batch, the deciding stages (deciders and approver) of accepted calls never overlap and
+    run in model order: those of call j start only after those of every earlier accepted call
+    ended. A call's deciding ends before started(i); a call not allowed is NOT_EXECUTED,
+    synthetic, never journalled as started and never entered, and is no stop: every allowed
+    call after it runs. A rejected call reaches no listener. Checked on a batch policy factory
+    factory(registry, max_concurrency=N, policy=...), which is also checked on P1-P10 and P12
+    through one-call batches; for an action-executor factory P11 is reported skipped.
 
 P12 core: Timing never decides
     Outcomes depend only on the call, the listeners' answers and what the handler did, never

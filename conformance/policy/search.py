@@ -41,15 +41,23 @@ class Stuck(Exception):
 class PolicyTrial:
     """A policy factory under test, and the runner its examples run on."""
 
-    def __init__(self, factory: Callable[..., Any], *, deadline: float, runner: DeadlineRunner):
+    def __init__(
+        self,
+        factory: Callable[..., Any],
+        *,
+        deadline: float,
+        runner: DeadlineRunner,
+        batch: Callable[..., Any] | None = None,
+    ):
         self.factory = factory
+        self.batch = batch
         self.deadline = deadline
         self.runner = runner
         self.output = OutputCapture()
 
-    def check(self, prop: PolicyProperty, case: Case) -> None:
+    def check(self, prop: PolicyProperty, case: Any) -> None:
         async def job(touch: Callable[[], None]) -> None:
-            await prop.check(Kit(self.factory, touch, self.deadline), case)
+            await prop.check(Kit(self.factory, touch, self.deadline, self.batch), case)
 
         with self.output.capturing():
             finished = self.runner.run(job, self.deadline + GRACE)
@@ -74,12 +82,24 @@ class PolicyTrial:
 @dataclass(kw_only=True)
 class _State:
     examples: int = 0
-    failure: tuple[Case, PolicyViolation] | None = None
+    failure: tuple[Any, PolicyViolation] | None = None
     inconclusive: str | None = None
     stop: BaseException | None = None
 
 
-def counterexample_of(case: Case, found: PolicyViolation) -> Counterexample:
+def counterexample_of(case: Any, found: PolicyViolation) -> Counterexample:
+    if not isinstance(case, Case):  # a batch (P11)
+        return Counterexample(
+            schema=dict(SCHEMA),
+            action=[
+                {"tool_call": {"name": a.tool_call.name, "arguments": {"id": i}}}
+                for i, a in enumerate(case.actions())
+                if a.tool_call is not None
+            ],
+            behaviour=case.describe(),
+            expected=found.expected,
+            actual=found.actual,
+        )
     call = case.stack.action().tool_call
     action: object = (
         {"code": case.stack.action().code}
@@ -112,7 +132,7 @@ def search_policy_clause(
     """Run one policy clause's property under Hypothesis and say what it concluded."""
     state = _State()
 
-    def test(case: Case) -> None:
+    def test(case: Any) -> None:
         if state.stop is not None:
             raise state.stop
         if state.failure is None:

@@ -10,8 +10,11 @@ policy factory that cannot be called that way (``policy`` positional-only, or an
 parameter) is a one-line set-up error. A policy runtime is always
 certified white-box: the clauses need the kit's own listeners.
 
-P11 is a clause of batches: a policy factory of action executors reports it skipped, naming
-what to certify instead.
+A batch policy factory, ``factory(registry, max_concurrency=N, policy=...)`` (recognised by
+its ``max_concurrency`` parameter beside ``policy``), is checked on P11 with batches, and on
+P1-P10 and P12 through one-call batches (B4: a batch of one is ``execute``). P11 is a clause
+of batches: a policy factory of action executors reports it skipped, naming what to certify
+instead.
 """
 
 from __future__ import annotations
@@ -50,6 +53,14 @@ def policy_parameter(target: Any) -> inspect.Parameter | None:
     if found.default is not inspect.Parameter.empty and found.kind is found.KEYWORD_ONLY:
         return None  # an option of a plain factory (RegistryExecutor's own policy=None)
     return found
+
+
+def takes_cap(target: Any) -> bool:
+    """Whether a policy factory is a batch policy factory (it takes ``max_concurrency``)."""
+    try:
+        return "max_concurrency" in inspect.signature(target).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 class PolicySubject:
@@ -98,19 +109,33 @@ class PolicySubject:
             return None
         if found.kind is inspect.Parameter.POSITIONAL_ONLY:
             return f"{fits}: its policy parameter is positional-only; make it a keyword"
+        batch = takes_cap(target)
+        keywords: dict[str, Any] = {"max_concurrency": 1} if batch else {}
         try:
-            inspect.signature(target).bind(None, policy=None)
+            inspect.signature(target).bind(None, policy=None, **keywords)
         except TypeError as exc:
-            return f"{fits} ({exc}); the kit gives each example its own registry and policy"
+            shape = "registry, max_concurrency=N, policy=..." if batch else "registry, policy"
+            return (
+                f"{name} cannot be called as factory({shape}) ({exc}); the kit gives each "
+                "example its own registry and policy"
+            )
         return None
 
     def adapt(self, target: Any, mode: str) -> Any:
         return target
 
     def trial(self, spec: RunSpec) -> Any:
+        from conformance.policy.batch import one_call_factory
         from conformance.policy.search import PolicyTrial
 
         factory: Callable[..., Any] = spec.target
+        if takes_cap(factory):
+            return PolicyTrial(
+                one_call_factory(factory),
+                deadline=spec.deadline,
+                runner=spec.runner,
+                batch=factory,
+            )
         return PolicyTrial(factory, deadline=spec.deadline, runner=spec.runner)
 
     def watch(self, trial: Any) -> Watched:
@@ -122,7 +147,7 @@ class PolicySubject:
         from conformance.policy.properties import PROPERTIES
         from conformance.policy.search import search_policy_clause
 
-        if clause_id in BATCH_ONLY:
+        if clause_id in BATCH_ONLY and getattr(trial, "batch", None) is None:
             return ClauseOutcome(
                 verdict=ClauseStatus.SKIPPED,
                 examples=0,

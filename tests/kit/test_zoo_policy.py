@@ -6,7 +6,9 @@ ones (polyloop's ``registry.executor(policy=...)``, `zoo.policy_unusual`, and th
 written ``specificity/correct_policy/``) are certified on P1-P12 at seed 0 (P11 is a clause of
 batches: skipped for an action-executor factory, with the reason); with
 ``POLYLOOP_SPECIFICITY_SEEDS=1`` (tox -e specificity-seeds, on 3.11) at seeds 0, 1, 2, 3, 5
-and 8. A correct executor that fails is the kit's worst failure (a false verdict).
+and 8. A correct executor that fails is the kit's worst failure (a false verdict). The batch
+form, ``factory(registry, max_concurrency=N, policy=...)``, is judged on P11 as well
+(`zoo.policy_batch`; polyloop's ``registry.batch_executor(policy=...)`` certifies P1-P12).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import pytest
 from _verdicts import assert_fails_exactly
 from zoo.policy import BROKEN_POLICY, REALISTIC_POLICY
 from zoo.policy_base import ZooPolicy
+from zoo.policy_batch import BROKEN_BATCH_POLICY, ZooBatchPolicy
 from zoo.policy_unusual import UNUSUAL_POLICY
 
 from conformance.engine import SetUpError, certify
@@ -159,3 +162,31 @@ def test_P4_counterexample_replays_with_the_reproduce_line_seed() -> None:
 
 def zoo_factory(name: str) -> Any:
     return next(cls for cls in BROKEN_POLICY if cls.__name__ == name)
+
+
+# --- the batch form: P11 ----------------------------------------------------------------------
+
+
+def polyloop_batch_reference(
+    registry: ToolRegistry, max_concurrency: int, policy: ToolPolicy
+) -> Any:
+    return registry.batch_executor(max_concurrency=max_concurrency, policy=policy)
+
+
+def test_P1_to_P12_polyloop_batch_executor_with_a_policy_certifies() -> None:
+    report = certify(polyloop_batch_reference, level="strict", profile="ci", seed=SEED)
+    assert report.subject == "policy"
+    assert [(r.id, r.status) for r in report.results] == [(c, "pass") for c in POLICY_CLAUSES]
+
+
+def test_P11_the_plain_batch_base_keeps_it() -> None:
+    report = certify(ZooBatchPolicy, only=["P11"], profile="ci", seed=SEED)
+    assert report.passed, report.to_text()
+
+
+@pytest.mark.parametrize("broken", BROKEN_BATCH_POLICY, ids=lambda cls: cls.__name__)
+def test_P11_batch_zoo_certify_catches_the_planted_bug(broken: type[ZooBatchPolicy]) -> None:
+    report = certify(broken, level="strict", profile="ci", seed=SEED, only=broken.VIOLATES)
+    assert_fails_exactly(report, broken.__name__, broken.VIOLATES)
+    example = report.result("P11").counterexample
+    assert example is not None and "a batch of" in example.behaviour
