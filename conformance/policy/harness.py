@@ -83,6 +83,11 @@ class DeciderHalt(BaseException):
     """A decider's BaseException that is not an Exception: it must propagate as is (P4)."""
 
 
+class ListenerAborted(RuntimeError):
+    """What a listener raises instead of the cancellation it was sent, when the schedule says
+    so (P9: execute still raises CancelledError)."""
+
+
 class FactoryFailed(Exception):
     """The factory raised: the target cannot be built (an error, not a verdict)."""
 
@@ -137,11 +142,13 @@ class Stack:
 class Schedule:
     """Which held gate opens next (the lowest rank; ranks index gates by arrival, cycling), and
     whether the task awaiting ``execute`` is cancelled while the gate of arrival
-    `cancel_at` is held, with every listener then swallowing the cancellation (`swallow`)."""
+    `cancel_at` is held, with every listener then swallowing the cancellation (`swallow`) or
+    turning it into an ordinary exception (`convert`, which wins)."""
 
     ranks: tuple[int, ...] = ()
     cancel_at: int | None = None
     swallow: bool = False
+    convert: bool = False
 
     def rank(self, arrival: int) -> int:
         return self.ranks[arrival % len(self.ranks)] if self.ranks else 0
@@ -151,7 +158,13 @@ class Schedule:
         if self.cancel_at is not None:
             parts.append(
                 f"cancelled while gate {self.cancel_at} is held"
-                + (", listeners swallow the cancellation" if self.swallow else "")
+                + (
+                    ", listeners raise ListenerAborted instead"
+                    if self.convert
+                    else ", listeners swallow the cancellation"
+                    if self.swallow
+                    else ""
+                )
             )
         return "; ".join(parts)
 
@@ -221,6 +234,8 @@ class Recorder:
             await gate.event.wait()
         except asyncio.CancelledError:
             self.trace.append(("cancelled", stage, position))
+            if self.schedule.convert and stage != "handler":
+                raise ListenerAborted(f"{stage} {position} aborted") from None
             if not self.schedule.swallow or stage == "handler":
                 raise
         finally:
@@ -294,6 +309,8 @@ class Recorder:
                     return await proceed()
                 except asyncio.CancelledError:
                     self.trace.append(("cancelled", "wrap", position))
+                    if self.schedule.convert:
+                        raise ListenerAborted(f"wrapper {position} aborted") from None
                     if self.schedule.swallow:
                         return f"swallowed-{position}"
                     raise

@@ -56,11 +56,13 @@ def _same_order(case: Case) -> Case:
 
 
 def _cancel_traps() -> tuple[Case, ...]:
-    stack = Stack(deciders=("allow", "ask"), approver="true", wrappers=("pass",), post=("tag",))
+    wrapped = Stack(deciders=("allow", "ask"), approver="true", wrappers=("pass",), post=("tag",))
+    bare = Stack(deciders=("ask",), approver="true", post=("tag",))  # no wrapper to check
     return tuple(
-        Case(stack, Schedule(cancel_at=at, swallow=swallow))
-        for swallow in (True, False)
-        for at in range(6)
+        Case(stack, Schedule(cancel_at=at, swallow=swallow, convert=convert))
+        for stack, gates in ((wrapped, 6), (bare, 4))
+        for swallow, convert in ((True, False), (False, False), (False, True))
+        for at in range(gates)
     )
 
 
@@ -103,13 +105,15 @@ PROPERTIES: dict[str, PolicyProperty] = {
         ),
         _p(
             "P3",
-            lambda: cases(stacks(VALID, sizes=(1, 4), approvers=("true", "false")), reorder=True),
+            lambda: cases(stacks(VALID, sizes=(0, 4), approvers=("true", "false")), reorder=True),
             d.check_P3,
             Case(Stack(deciders=("deny", "allow")), Schedule(), _LATE, (1, 0)),
             Case(Stack(deciders=("allow", "deny", "allow")), _LATE, Schedule(), (2, 1, 0)),
             Case(Stack(deciders=("ask", "allow"), approver="false"), _LATE, Schedule(), (1, 0)),
             Case(Stack(deciders=("allow",), default="DENY"), Schedule(), Schedule(), (0,)),
             Case(Stack(deciders=("abstain",), default="DENY"), Schedule(), Schedule(), (0,)),
+            Case(Stack(default="DENY"), Schedule(), Schedule(), ()),
+            Case(Stack(default="ASK", approver="false"), Schedule(), Schedule(), ()),
         ),
         _p(
             "P4",
@@ -153,6 +157,12 @@ PROPERTIES: dict[str, PolicyProperty] = {
             ),
             d.check_P6,
             Case(Stack(deciders=("deny", "allow", "deny"), reasons=("pii-0", "x-1", "shell-2"))),
+            Case(
+                Stack(
+                    deciders=("deny",) * 3,
+                    reasons=tuple(f"long-{i}" + "x" * 900 for i in range(3)),
+                )
+            ),
             Case(Stack(deciders=("deny",), post=("tag",))),
         ),
         _p(

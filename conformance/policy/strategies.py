@@ -27,7 +27,7 @@ def schedules(cancel: bool = False) -> st.SearchStrategy[Schedule]:
     ranks = st.lists(st.integers(0, 7), max_size=8).map(tuple)
     if not cancel:
         return st.builds(Schedule, ranks)
-    return st.builds(Schedule, ranks, st.integers(0, 6), st.booleans())
+    return st.builds(Schedule, ranks, st.integers(0, 6), st.booleans(), st.booleans())
 
 
 @st.composite
@@ -35,7 +35,7 @@ def _reasons(draw: Any, count: int, long: bool) -> tuple[str, ...]:
     found = []
     for i in range(count):
         word = draw(st.sampled_from(WORDS))
-        pad = draw(st.integers(0, 900)) if long else 0
+        pad = draw(st.one_of(st.just(0), st.integers(600, 900))) if long else 0
         found.append(f"{word}-{i}" + "x" * pad)
     return tuple(found)
 
