@@ -190,3 +190,14 @@ def test_P11_batch_zoo_certify_catches_the_planted_bug(broken: type[ZooBatchPoli
     assert_fails_exactly(report, broken.__name__, broken.VIOLATES)
     example = report.result("P11").counterexample
     assert example is not None and "a batch of" in example.behaviour
+
+
+def test_PolicyContract_has_one_test_per_P_clause_and_none_of_V_or_E() -> None:
+    from conformance import PolicyContract
+
+    tests = [
+        name
+        for name in dir(PolicyContract)
+        if name.startswith("test_") and getattr(PolicyContract, name) is not None
+    ]
+    assert sorted(name.split("_")[1] for name in tests) == sorted(POLICY_CLAUSES)
