@@ -201,3 +201,23 @@ def test_PolicyContract_has_one_test_per_P_clause_and_none_of_V_or_E() -> None:
         if name.startswith("test_") and getattr(PolicyContract, name) is not None
     ]
     assert sorted(name.split("_")[1] for name in tests) == sorted(POLICY_CLAUSES)
+
+
+async def _abstains(call: Any) -> None:
+    return None
+
+
+async def _passes_through(call: Any, proceed: Any) -> Any:
+    return await proceed()
+
+
+def test_B1_to_B18_hold_for_polyloop_batch_executor_with_a_policy_in_force() -> None:
+    """Issue 33: the batch with a policy is also judged on B1-B18 (the batch subject, through
+    a factory that fixes the policy: an abstaining decider and a pass-through wrapper)."""
+    policy = ToolPolicy(deciders=(_abstains,), wrappers=(_passes_through,))
+
+    def factory(registry: ToolRegistry, max_concurrency: int) -> Any:
+        return registry.batch_executor(max_concurrency=max_concurrency, policy=policy)
+
+    report = certify(factory, level="strict", profile="fast", seed=SEED)
+    assert report.subject == "batch" and report.passed, report.to_text()
