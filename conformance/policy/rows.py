@@ -72,8 +72,9 @@ P9 core: Nothing cuts cancellation
     Once the task awaiting execute is cancelled at any stage: the listener or handler then
     running is sent the cancellation and awaited until it ends; no handler is entered and no
     post-processor called afterwards; execute raises CancelledError even when a listener
-    swallows the cancellation and answers (a decider's ALLOW, a wrapper's or post-processor's
-    string).
+    swallows the cancellation and answers (a decider's ALLOW, the approver's True, a wrapper's
+    or post-processor's string) or turns it into an ordinary exception. (Whether a further
+    wrapper may still be called is not judged: its proceed() must not enter the handler.)
 
 P10 core: Post-processing reshapes, never forges, never leaks
     Post-processors run only on EXECUTED outcomes, in order, each getting the previous one's
