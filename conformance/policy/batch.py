@@ -152,7 +152,7 @@ class _BatchListeners:
     async def step(self, stage: str, index: int) -> None:
         self.recorder.trace.append(("call", stage, index))
         try:
-            await self.recorder._hold(stage, index)
+            await self.recorder.hold(stage, index)
         finally:
             self.recorder.trace.append(("end", stage, index))
 

@@ -225,7 +225,9 @@ class Recorder:
         if stage != "handler":
             self.seen.append((stage, position, call))
 
-    async def _hold(self, stage: str, position: int) -> None:
+    async def hold(self, stage: str, position: int) -> None:
+        """Wait at a gate of this stage and position until `play` opens it; when the call is
+        cancelled meanwhile, obey, swallow or convert the cancellation as the schedule says."""
         gate = _Gate(stage, position, self.arrivals, asyncio.Event())
         self.held[self.arrivals] = (stage, position)
         self.arrivals += 1
@@ -259,7 +261,7 @@ class Recorder:
         async def decider(call: ToolCall) -> object:
             self._enter("decide", position, call)
             try:
-                await self._hold("decide", position)
+                await self.hold("decide", position)
                 if self.lenient:
                     return Verdict(decision=Decision.ALLOW, reason="later call")
                 if kind == "raise":
@@ -280,7 +282,7 @@ class Recorder:
         self._enter("approve", 0, call)
         self.reasons_seen.append(reasons)
         try:
-            await self._hold("approve", 0)
+            await self.hold("approve", 0)
             if self.stack.approver == "raise":
                 raise ApproverFault(f"approver failed on {SECRET}")
             return APPROVALS[self.stack.approver]
@@ -291,7 +293,7 @@ class Recorder:
         async def wrapper(call: ToolCall, proceed: Callable[[], Any]) -> object:
             self._enter("wrap", position, call)
             try:
-                await self._hold("wrap", position)
+                await self.hold("wrap", position)
                 if kind == "short":
                     return f"short-{position}"
                 if kind == "shortnonstr":
@@ -324,7 +326,7 @@ class Recorder:
             self._enter("post", position, call)
             self.post_inputs.append((position, observation))
             try:
-                await self._hold("post", position)
+                await self.hold("post", position)
                 if kind == "raise":
                     raise PostFault(f"redaction failed on {SECRET}")
                 if kind == "nonstr":
@@ -347,7 +349,7 @@ class Recorder:
         except Exception as exc:
             self.handler_problems.append(f"could not mutate its arguments ({type(exc).__name__})")
         try:
-            await self._hold("handler", 0)
+            await self.hold("handler", 0)
             kind, ident = self.stack.handler, self.stack.ident
             if kind == "raise":
                 raise ValueError(f"handler failed for {ident}")
