@@ -14,6 +14,7 @@ form, ``factory(registry, max_concurrency=N, policy=...)``, is judged on P11 as 
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import sys
 from pathlib import Path
@@ -42,6 +43,12 @@ def polyloop_reference(registry: ToolRegistry, policy: ToolPolicy) -> Any:
     return registry.executor(policy=policy)
 
 
+def polyloop_batch_reference(
+    registry: ToolRegistry, max_concurrency: int, policy: ToolPolicy
+) -> Any:
+    return registry.batch_executor(max_concurrency=max_concurrency, policy=policy)
+
+
 def _independent() -> list[Any]:
     return [
         pytest.param(f"specificity.correct_policy.{path.stem}", id=path.stem)
@@ -52,14 +59,20 @@ def _independent() -> list[Any]:
 
 def _factory(target: Any) -> Any:
     if isinstance(target, str):
-        return importlib.import_module(target).factory
+        module = importlib.import_module(target)
+        return getattr(module, "factory", None) or module.batch_factory
     return target
+
+
+def _is_batch(factory: Any) -> bool:
+    return "max_concurrency" in inspect.signature(factory).parameters
 
 
 CORRECT: list[Any] = [
     pytest.param(polyloop_reference, id="polyloop"),
     pytest.param(ZooPolicy, id="ZooPolicy"),
     *(pytest.param(cls, id=cls.__name__) for cls in UNUSUAL_POLICY),
+    pytest.param(polyloop_batch_reference, id="polyloop-batch"),
     *_independent(),
 ]
 
@@ -82,7 +95,7 @@ def test_the_policy_zoo_has_its_realistic_unusual_and_independent_executors() ->
     names = [cls.__name__ for cls in BROKEN_POLICY]
     assert len(set(names)) == len(names)
     assert len(UNUSUAL_POLICY) >= 4
-    assert len(_independent()) >= 6
+    assert len(_independent()) >= 7  # six factory(registry, policy), one batch_factory
 
 
 @pytest.mark.parametrize("broken", BROKEN_POLICY, ids=zoo_id)
@@ -96,12 +109,13 @@ def test_policy_zoo_certify_catches_exactly_the_planted_bug(broken: type[ZooPoli
 
 
 def _certifies(target: Any, seed: int) -> None:
-    report = certify(_factory(target), level="strict", profile="ci", seed=seed)
+    factory = _factory(target)
+    report = certify(factory, level="strict", profile="ci", seed=seed)
     assert report.subject == "policy"
     assert [r.id for r in report.results] == list(POLICY_CLAUSES)
     assert report.passed, report.to_text()
     skipped = [r.id for r in report.results if r.status == "skipped"]
-    assert skipped == list(BATCH_ONLY), report.to_text()
+    assert skipped == ([] if _is_batch(factory) else list(BATCH_ONLY)), report.to_text()
 
 
 @pytest.mark.parametrize("target", CORRECT)
@@ -165,18 +179,6 @@ def zoo_factory(name: str) -> Any:
 
 
 # --- the batch form: P11 ----------------------------------------------------------------------
-
-
-def polyloop_batch_reference(
-    registry: ToolRegistry, max_concurrency: int, policy: ToolPolicy
-) -> Any:
-    return registry.batch_executor(max_concurrency=max_concurrency, policy=policy)
-
-
-def test_P1_to_P12_polyloop_batch_executor_with_a_policy_certifies() -> None:
-    report = certify(polyloop_batch_reference, level="strict", profile="ci", seed=SEED)
-    assert report.subject == "policy"
-    assert [(r.id, r.status) for r in report.results] == [(c, "pass") for c in POLICY_CLAUSES]
 
 
 def test_P11_the_plain_batch_base_keeps_it() -> None:

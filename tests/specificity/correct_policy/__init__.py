@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from polyloop import ActionExecutor, ToolPolicy, ToolRegistry
+from polyloop import ActionExecutor, BatchExecutor, ToolPolicy, ToolRegistry
 
-from . import composed, gathered, sequential, staged, state_machine, worded
+from . import composed, gathered, sequential, sequential_batch, staged, state_machine, worded
 
-__all__ = ["FACTORIES"]
+__all__ = ["BATCH_FACTORIES", "FACTORIES"]
 
 FACTORIES: dict[str, Callable[[ToolRegistry, ToolPolicy | None], ActionExecutor]] = {
     "sequential": sequential.factory,
@@ -20,4 +20,8 @@ FACTORIES: dict[str, Callable[[ToolRegistry, ToolPolicy | None], ActionExecutor]
     "composed": composed.factory,
     "staged": staged.factory,
     "worded": worded.factory,
+}
+
+BATCH_FACTORIES: dict[str, Callable[..., BatchExecutor]] = {
+    "sequential_batch": sequential_batch.batch_factory,
 }
