@@ -1,9 +1,10 @@
 """The polyloop conformance kit: certify an action executor against the tool contract.
 
-Entry points: `certify` (programmatic, returns a `Report`; action executors and batch
-executors), `ExecutorContract` and `BatchExecutorContract` (pytest base classes, one test per
-clause), `check_tool`/`check_registry`/`ToolContract` (for tool authors)
-and the ``polyloop-conformance`` command line. Install with the ``polyloop[conformance]`` extra.
+Entry points: `certify` (programmatic, returns a `Report`; action executors, batch executors
+and policy factories), `ExecutorContract`, `BatchExecutorContract` and `PolicyContract`
+(pytest base classes, one test per clause), `check_tool`/`check_registry`/`ToolContract` (for
+tool authors) and the ``polyloop-conformance`` command line. Install with the
+``polyloop[conformance]`` extra.
 """
 
 from __future__ import annotations
@@ -13,7 +14,12 @@ from typing import TYPE_CHECKING, Any
 from conformance import _extra  # noqa: F401  (first: without the extra, one line naming it)
 from conformance._core.report import ClauseResult, Counterexample, Report
 from conformance.catalog import CLAUSES, Clause
-from conformance.contract import BatchExecutorContract, ExecutorContract, RecoveryContract
+from conformance.contract import (
+    BatchExecutorContract,
+    ExecutorContract,
+    PolicyContract,
+    RecoveryContract,
+)
 from conformance.engine import certify
 
 if TYPE_CHECKING:
@@ -26,6 +32,7 @@ __all__ = [
     "ClauseResult",
     "Counterexample",
     "ExecutorContract",
+    "PolicyContract",
     "RecoveryContract",
     "Report",
     "ToolContract",

@@ -33,6 +33,13 @@ The kit calls ``make_executor(registry, max_concurrency=N)`` with the cap each s
 played with. Every clause a batch certification checks becomes its own test: B1–B18, and the
 V and E clauses through one-call batches (B4), named and run as in `ExecutorContract`.
 
+`PolicyContract` does the same for a runtime's tool-call policy (P1-P12)::
+
+    class TestMyPolicy(PolicyContract):
+        @staticmethod
+        def make_executor(registry, policy):
+            return MyRuntime(registry, hooks=hooks_from(policy))
+
 These base classes sit above the subjects (they call `conformance.engine.certify`), beside the
 command line.
 """
@@ -55,10 +62,11 @@ from conformance._core.text import slug
 from conformance.batch import BATCH_CLAUSES
 from conformance.catalog import LEVELS
 from conformance.engine import CERTIFIED_CLAUSES, SetUpError, certify
+from conformance.policy import POLICY_CLAUSES
 from conformance.recovery import RECOVERY_CLAUSES
 from polyloop import ActionExecutor, BatchExecutor, ToolRegistry
 
-__all__ = ["BatchExecutorContract", "ExecutorContract", "RecoveryContract"]
+__all__ = ["BatchExecutorContract", "ExecutorContract", "PolicyContract", "RecoveryContract"]
 
 
 class ExecutorContract:
@@ -254,6 +262,34 @@ _RECEIVES[_ALL] = "the registry and max_concurrency="
 add_clause_tests(
     BatchExecutorContract,
     [catalog.get(clause_id) for clause_id in BATCH_CLAUSES],
+    _clause_test,
+    name=_test_name,
+    doc=lambda clause: f"{clause.id} ({clause.level}): {clause.title}.\n\n{clause.summary}",
+)
+
+
+class PolicyContract(ExecutorContract):
+    """Base class for a pytest test class certifying a tool-call policy runtime (P1-P12)."""
+
+    _CLAUSES: ClassVar[tuple[str, ...]] = POLICY_CLAUSES
+
+    @staticmethod
+    def make_executor(registry: ToolRegistry, policy: Any) -> ActionExecutor:  # type: ignore[override]
+        """Return a fresh executor serving `registry` under `policy`, a `ToolPolicy` mapped
+        onto the runtime's own hooks (override this)."""
+        raise NotImplementedError
+
+
+for _clause_id in CERTIFIED_CLAUSES:  # a policy factory is certified on P1-P12 only
+    setattr(PolicyContract, _test_name(catalog.get(_clause_id)), None)
+
+_BASES.append(PolicyContract)
+_SIGNATURE[POLICY_CLAUSES] = "registry, policy"
+_RECEIVES[POLICY_CLAUSES] = "the registry and the policy"
+
+add_clause_tests(
+    PolicyContract,
+    [catalog.get(clause_id) for clause_id in POLICY_CLAUSES],
     _clause_test,
     name=_test_name,
     doc=lambda clause: f"{clause.id} ({clause.level}): {clause.title}.\n\n{clause.summary}",

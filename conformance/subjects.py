@@ -31,6 +31,7 @@ REGISTERED: tuple[str, ...] = (
     "executor",  # V1-V8, E1-E15: an ActionExecutor factory, or an instance (black-box)
     "batch",  # B1-B18, and V/E through one-call batches: a BatchExecutor
     "tools",  # H1-H6: tool definitions (`check-tools`, `check_registry`)
+    "policy",  # P1-P12: a policy factory, factory(registry, policy) -> ActionExecutor
     "recovery",  # J1-J13: a durable runtime factory(registry, directory), lifetimes killed
 )
 

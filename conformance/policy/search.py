@@ -1,0 +1,186 @@
+"""One policy clause's Hypothesis run: traps first, then generated examples, shrunk on failure.
+
+Each example is one job on the kit's deadline runner: an executor that blocks its loop is
+reported (an error for the clause), one that never becomes quiet makes the example
+inconclusive (the clause is then ``skipped`` with the reason, never ``fail``). The last failing
+example Hypothesis records is the minimal one; the same ``--seed`` replays it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import hypothesis
+import hypothesis.errors
+from hypothesis import example, given
+
+from conformance._core import hypo
+from conformance._core.capture import OutputCapture
+from conformance._core.deadline import DeadlineRunner
+from conformance._core.limits import GRACE
+from conformance._core.outcome import ClauseOutcome, TargetError
+from conformance._core.report import ClauseStatus, Counterexample
+from conformance._core.text import describe_exception
+from conformance.policy.checks_decide import Case
+from conformance.policy.harness import SCHEMA, FactoryFailed, Unsettled
+from conformance.policy.judge import Kit, PolicyViolation
+from conformance.policy.properties import PolicyProperty
+
+__all__ = ["PolicyTrial", "Stuck", "search_policy_clause"]
+
+EXAMPLES_FACTOR = 2
+"""A P clause runs this many times the profile's count: an example costs milliseconds."""
+
+
+class Stuck(Exception):
+    """An example's job never gave its event loop back within the deadline."""
+
+
+class PolicyTrial:
+    """A policy factory under test, and the runner its examples run on."""
+
+    def __init__(
+        self,
+        factory: Callable[..., Any],
+        *,
+        deadline: float,
+        runner: DeadlineRunner,
+        batch: Callable[..., Any] | None = None,
+    ):
+        self.factory = factory
+        self.batch = batch
+        self.deadline = deadline
+        self.runner = runner
+        self.output = OutputCapture()
+
+    def check(self, prop: PolicyProperty, case: Any) -> None:
+        async def job(touch: Callable[[], None]) -> None:
+            await prop.check(Kit(self.factory, touch, self.deadline, self.batch), case)
+
+        with self.output.capturing():
+            finished = self.runner.run(job, self.deadline + GRACE)
+        if finished is None:
+            raise Stuck(
+                f"the executor did not give its event loop back within {self.deadline:g}s "
+                "(it blocks the loop, or never ends once every listener has ended)"
+            )
+        if finished.escaped is not None:
+            raise TargetError(
+                f"the executor let {describe_exception(finished.escaped)} escape its event loop"
+            )
+        error = finished.raised
+        if isinstance(error, FactoryFailed):
+            raise TargetError(str(error)) from error
+        if error is not None:
+            if not isinstance(error, Exception):
+                raise TargetError(f"the target raised {describe_exception(error)}") from error
+            raise error
+
+
+@dataclass(kw_only=True)
+class _State:
+    examples: int = 0
+    failure: tuple[Any, PolicyViolation] | None = None
+    inconclusive: str | None = None
+    stop: BaseException | None = None
+
+
+def counterexample_of(case: Any, found: PolicyViolation) -> Counterexample:
+    if not isinstance(case, Case):  # a batch (P11)
+        return Counterexample(
+            schema=dict(SCHEMA),
+            action=[
+                {"tool_call": {"name": a.tool_call.name, "arguments": {"id": i}}}
+                for i, a in enumerate(case.actions())
+                if a.tool_call is not None
+            ],
+            behaviour=case.describe(),
+            expected=found.expected,
+            actual=found.actual,
+        )
+    call = case.stack.action().tool_call
+    action: object = (
+        {"code": case.stack.action().code}
+        if call is None
+        else {
+            "tool_call": {
+                "name": call.name,
+                "arguments": case.stack.arguments()
+                if case.stack.call != "invalid"
+                else {"tags": []},
+            }
+        }
+    )
+    return Counterexample(
+        schema=dict(SCHEMA),
+        action=action,
+        behaviour=case.describe(),
+        expected=found.expected,
+        actual=found.actual,
+    )
+
+
+def search_policy_clause(
+    prop: PolicyProperty,
+    trial: PolicyTrial,
+    settings: hypothesis.settings,
+    seed: int,
+    label: str,
+) -> ClauseOutcome:
+    """Run one policy clause's property under Hypothesis and say what it concluded."""
+    state = _State()
+
+    def test(case: Any) -> None:
+        if state.stop is not None:
+            raise state.stop
+        if state.failure is None:
+            state.examples += 1
+        try:
+            trial.check(prop, case)
+        except Unsettled as why:
+            state.inconclusive = state.inconclusive or str(why)
+        except PolicyViolation as found:
+            state.failure = (case, found)
+            raise
+        except (TargetError, Stuck) as exc:
+            state.stop = exc
+            raise
+
+    hypo.add_digest(test, f"{prop.clause}:{label}".encode())
+    wrapped: Any = test
+    for trap in reversed(prop.traps):
+        wrapped = example(trap)(wrapped)
+    wrapped = given(prop.cases())(wrapped)
+    more = type(settings)(settings, max_examples=settings.max_examples * EXAMPLES_FACTOR)
+    wrapped = more(hypothesis.seed(seed)(wrapped))
+    try:
+        wrapped()
+    except (TargetError, Stuck) as exc:
+        return ClauseOutcome(verdict=ClauseStatus.ERROR, examples=state.examples, message=str(exc))
+    except (PolicyViolation, hypothesis.errors.Flaky) as exc:
+        if state.failure is None:
+            return ClauseOutcome(
+                verdict=ClauseStatus.ERROR, examples=state.examples, message=str(exc)
+            )
+        case, found = state.failure
+        note = ""
+        if isinstance(exc, hypothesis.errors.Flaky):
+            note = " (flaky: replaying this example did not fail the same way)"
+        return ClauseOutcome(
+            verdict=ClauseStatus.FAIL,
+            examples=state.examples,
+            message=found.message + note,
+            counterexample=counterexample_of(case, found),
+        )
+    except hypothesis.errors.FailedHealthCheck as exc:
+        message = f"Hypothesis health check failed: {exc}"
+        return ClauseOutcome(verdict=ClauseStatus.ERROR, examples=state.examples, message=message)
+    if state.inconclusive is not None:
+        return ClauseOutcome(
+            verdict=ClauseStatus.SKIPPED,
+            examples=state.examples,
+            message=f"inconclusive: {state.inconclusive}",
+        )
+    return ClauseOutcome(verdict=ClauseStatus.PASS, examples=state.examples)
