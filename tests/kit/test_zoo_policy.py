@@ -5,7 +5,7 @@ Broken ones (`zoo.policy`) are certified on their own clauses under ``ci`` at se
 ones (polyloop's ``registry.executor(policy=...)``, `zoo.policy_unusual`, and the independently
 written ``specificity/correct_policy/``) are certified on P1-P12 at seed 0 (P11 is a clause of
 batches: skipped for an action-executor factory, with the reason); with
-``POLYLOOP_SPECIFICITY_SEEDS=1`` (tox -e specificity-seeds, on 3.11) at seeds 0, 1, 2, 3, 5
+``POLYLOOP_SPECIFICITY_SEEDS=1`` (tox -e policy-seeds, on 3.11) at seeds 0, 1, 2, 3, 5
 and 8. A correct executor that fails is the kit's worst failure (a false verdict). The batch
 form, ``factory(registry, max_concurrency=N, policy=...)``, is judged on P11 as well
 (`zoo.policy_batch`; polyloop's ``registry.batch_executor(policy=...)`` certifies P1-P12).
@@ -123,7 +123,7 @@ def test_correct_policy_executor_certifies_P1_to_P12_at_seed_0(target: Any) -> N
     _certifies(target, SEED)
 
 
-@pytest.mark.skipif(not SEEDS_ON, reason=f"{SEEDS_SWITCH}=1 on 3.11 (tox -e specificity-seeds)")
+@pytest.mark.skipif(not SEEDS_ON, reason=f"{SEEDS_SWITCH}=1 on 3.11 (tox -e policy-seeds)")
 @pytest.mark.parametrize("seed", EXTRA_SEEDS)
 @pytest.mark.parametrize("target", CORRECT)
 def test_correct_policy_executor_certifies_P1_to_P12_at_five_more_seeds(
