@@ -10,8 +10,9 @@ machine noise hits them alike, medians compared:
 - the fsync floor: a bare `sqlite3` loop with the same settings (WAL, `synchronous=FULL`)
   committing the same number of small records, one transaction each, in the same directory;
 - `execute_batch` without a journal (what durability costs at all);
-- when `langgraph` and `langgraph-checkpoint-sqlite` are importable (pinned in
-  `tests/field/requirements.txt`; the bench never installs them): LangGraph's `SqliteSaver`
+- when `langgraph` and `langgraph-checkpoint-sqlite` are importable (`pip install -r
+  tests/field/requirements.txt langgraph-checkpoint-sqlite==3.1.2`; the bench never installs
+  them): LangGraph's `SqliteSaver`
   checkpointing one `ToolNode` step that runs the same calls, in the same directory, with its
   default durability. It writes per step, not per call, so a crash inside the step loses every
   result of it and re-runs them all on resume: cheaper per call, and not the same guarantee.
