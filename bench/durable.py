@@ -151,7 +151,10 @@ def main() -> None:
             f"  {name:<14} {cost * 1e6:10.1f} us/call   {cost / floor_cost:6.2f}x the fsync floor"
         )
     if "LangGraph step" not in medians:
-        print("  (LangGraph not installed: pip install -r tests/field/requirements.txt to add it)")
+        print(
+            "  (LangGraph not installed: pip install -r tests/field/requirements.txt "
+            "langgraph-checkpoint-sqlite==3.1.2 to add it)"
+        )
     print(
         f"  run_durable / fsync floor = {medians['run_durable'] / floor_cost:.2f} (goal <= 1.5); "
         f"run_durable / execute_batch = {medians['run_durable'] / medians['execute_batch']:.0f}"
