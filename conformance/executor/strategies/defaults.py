@@ -9,6 +9,7 @@ about half the time)."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
@@ -72,7 +73,7 @@ def _property(sub: Any) -> Any:
     if isinstance(changed, dict) and "default" not in changed:
         has, value = _default_for(changed)
         if has:
-            changed["default"] = value
+            changed["default"] = copy.deepcopy(value)  # no object shared between schemas
     return changed
 
 
