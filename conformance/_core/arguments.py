@@ -138,6 +138,27 @@ def _with_bounds(values: st.SearchStrategy[Any], bounds: Sequence[Any]) -> st.Se
     return st.one_of(st.sampled_from(bounds), values) if bounds else values
 
 
+_AFFIXES = ("", "A-", " ", "!x")
+
+
+def _unanchored(pattern: str) -> st.SearchStrategy[str]:
+    """Strings `pattern` matches, and now and then, where it is not anchored, a match with
+    text around it: JSON Schema's ``pattern`` is a search, so that text is valid too (V1; a
+    validator using ``re.fullmatch`` rejects it)."""
+    matches = st.from_regex(pattern)
+    before = "" if pattern.startswith("^") else None
+    after = "" if pattern.endswith("$") else None
+    if before == "" and after == "":
+        return matches
+    exact = st.from_regex(pattern, fullmatch=True)
+    wrapped = st.tuples(
+        st.just("") if before == "" else st.sampled_from(_AFFIXES),
+        exact,
+        st.just("") if after == "" else st.sampled_from(_AFFIXES),
+    ).map("".join)
+    return st.one_of(matches, wrapped)
+
+
 def _typed_values(name: str, node: Mapping[str, Any], depth: int) -> st.SearchStrategy[Any]:
     low, high = _number(node, "minimum"), _number(node, "maximum")
     above, below = _number(node, "exclusiveMinimum"), _number(node, "exclusiveMaximum")
@@ -178,7 +199,7 @@ def _typed_values(name: str, node: Mapping[str, Any], depth: int) -> st.SearchSt
         pattern = node.get("pattern")
         if isinstance(pattern, str):
             try:
-                return st.from_regex(pattern)
+                return _unanchored(pattern)
             except Exception:
                 return st.text(max_size=20)
         shortest = int(_number(node, "minLength") or 0)

@@ -13,7 +13,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from jsonschema import ValidationError, validators
+from jsonschema import Draft202012Validator, ValidationError, validators
 from jsonschema.protocols import Validator
 
 from conformance._core.data import thaw
@@ -157,7 +157,10 @@ def _stricter_validator(schema_json: str) -> Validator | None:
     """The ground truth's strict twin, for `depends_on_dialect_choice`: ``pattern`` read the
     ECMA-262 way (``$`` is the end, ``\\d``/``\\w``/``\\s`` ASCII; approximated with Python
     ``re``, so where the two readings differ at all the call counts as undecided), and
-    ``format`` asserted. None when the schema has neither keyword."""
+    ``format`` asserted up to 2019-09, where a validator may assert it by default. In 2020-12
+    (also a schema without ``$schema``) ``format`` is an annotation unless a validator is
+    configured otherwise, so a string that does not conform is valid (V1). None when the
+    schema has neither keyword."""
     if '"pattern"' not in schema_json and '"format"' not in schema_json:
         return None
     schema = json.loads(schema_json)
@@ -175,14 +178,17 @@ def _stricter_validator(schema_json: str) -> Validator | None:
             yield ValidationError(f"{instance!r} does not match {patrn!r} (ECMA-262 reading)")
 
     strict = validators.extend(cls, validators={"pattern": pattern})  # type: ignore[no-untyped-call]
-    return strict(schema, format_checker=cls.FORMAT_CHECKER)  # type: ignore[no-any-return]
+    modern = cls.META_SCHEMA.get("$schema") == Draft202012Validator.META_SCHEMA["$schema"]
+    asserted = None if modern else cls.FORMAT_CHECKER
+    return strict(schema, format_checker=asserted)  # type: ignore[no-any-return]
 
 
 def depends_on_dialect_choice(schema: Mapping[str, Any], instance: Any) -> bool:
     """Whether JSON Schema's own latitude decides this call (E14): its validity hangs on a
     ``pattern`` that Python ``re`` and ECMA-262 read differently (``$`` before a final newline,
-    non-ASCII digits for ``\\d``, ...), or on a ``format`` — an annotation a validator may
-    also assert. Such a call may be rejected or dispatched; it is never "must accept"."""
+    non-ASCII digits for ``\\d``, ...), or, up to 2019-09, on a ``format`` — an annotation a
+    validator there may also assert (2020-12 says it must not by default). Such a call may be
+    rejected or dispatched; it is never "must accept"."""
     strict = _stricter_validator(json.dumps(thaw(schema), sort_keys=True))
     if strict is None:
         return False

@@ -11,9 +11,7 @@ executor under test: this call log is the kit's "backdoor".
 from __future__ import annotations
 
 import asyncio
-import builtins
 import json
-import socket
 from collections.abc import Awaitable, Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,7 +26,13 @@ from conformance._core.liars import (
     NamelessError,
 )
 from conformance._core.text import type_name
-from polyloop import ToolEnvironmentError, ToolValidationError
+from conformance.executor.error_kinds import (
+    ENVIRONMENT_LIKE_ERROR_KINDS,
+    ERROR_KINDS,
+    BackendUnavailable,
+    HandlerBug,
+)
+from polyloop import ToolEnvironmentError
 
 __all__ = [
     "BASE_EXCEPTION_KINDS",
@@ -66,24 +70,6 @@ __all__ = [
     "is_plain_json",
     "plain_copy",
 ]
-
-
-class HandlerBug(Exception):
-    """An ordinary exception a buggy tool raises (E4)."""
-
-
-class BackendUnavailable(ToolEnvironmentError):
-    """A `ToolEnvironmentError` subclass: still an environment error (E3, E10)."""
-
-
-class _LookalikeEnvironmentError(Exception):
-    """Named like polyloop's ToolEnvironmentError but unrelated to it: an ordinary exception."""
-
-
-# An executor that compares class names instead of classes must fail E10, so the lookalike
-# carries the very same name.
-_LookalikeEnvironmentError.__name__ = "ToolEnvironmentError"
-_LookalikeEnvironmentError.__qualname__ = "ToolEnvironmentError"
 
 
 CANCEL_MESSAGE = "cancelled by the conformance kit"
@@ -139,104 +125,15 @@ class NonStrMessageError(Exception):
         return 42  # type: ignore[return-value]
 
 
-class _Client:
-    """A namespace, so that its exception's ``__qualname__`` (``_Client.Timeout``) differs from
-    its ``__name__`` (``Timeout``): E4 wants the ``__name__``."""
-
-    class Timeout(Exception):
-        """A nested exception class."""
-
-
-def _with_cause(message: str) -> Exception:
-    """A RuntimeError raised ``from`` an OSError: E4's text names neither the cause nor its
-    message."""
-    exc = RuntimeError(message)
-    exc.__cause__ = OSError("the underlying cause")
-    return exc
-
-
-def _with_context(message: str) -> Exception:
-    """A LookupError raised while handling a KeyError (implicit ``__context__``)."""
-    exc = LookupError(message)
-    exc.__context__ = KeyError("the earlier error")
-    return exc
-
-
-class _ExceptionGroupBefore311(Exception):
-    """What task-group runtimes raise on 3.10 (the ``exceptiongroup`` backport's shape): a
-    message and the ``exceptions`` inside."""
-
-    def __init__(self, message: str, exceptions: list[Exception]) -> None:
-        super().__init__(message, exceptions)
-        self.message = message
-        self.exceptions = tuple(exceptions)
-
-    def __str__(self) -> str:
-        count = len(self.exceptions)
-        return f"{self.message} ({count} sub-exception{'s' if count != 1 else ''})"
-
-
-_ExceptionGroupBefore311.__name__ = _ExceptionGroupBefore311.__qualname__ = "ExceptionGroup"
-
-
-def _exception_group(message: str) -> Exception:
-    """An ``ExceptionGroup`` is an ordinary exception: E4 reports the group itself, not the
-    first exception inside (3.10: a stand-in of the same name and shape)."""
-    group: Any = getattr(builtins, "ExceptionGroup", _ExceptionGroupBefore311)
-    built: Exception = group(message or "two failures", [KeyError("a"), ValueError("b")])
-    return built
-
-
-def _json_decode_error(message: str) -> Exception:
-    return json.JSONDecodeError(message or "Expecting value", "{", 1)
-
-
-def _unicode_decode_error(message: str) -> Exception:
-    return UnicodeDecodeError("utf-8", b"\xff", 0, 1, message or "invalid start byte")
-
-
-ERROR_KINDS: Mapping[str, Callable[[str], Exception]] = {
-    "RuntimeError": RuntimeError,
-    "KeyError": KeyError,
-    "TypeError": TypeError,
-    "ZeroDivisionError": ZeroDivisionError,
-    "AssertionError": AssertionError,
-    "NotImplementedError": NotImplementedError,
-    "LookupError": LookupError,
-    "HandlerBug": HandlerBug,
-    "Exception(two args)": lambda message: Exception(message, 42),
-    "nested class _Client.Timeout": _Client.Timeout,
-    "RuntimeError from OSError": _with_cause,
-    "LookupError during KeyError": _with_context,
-    "ExceptionGroup": _exception_group,
-}
-"""Ordinary exceptions for E4: kind -> constructor taking the message."""
-
-ENVIRONMENT_LIKE_ERROR_KINDS: Mapping[str, Callable[[str], Exception]] = {
-    "ValueError": ValueError,
-    "ToolValidationError": ToolValidationError,
-    "JSONDecodeError": _json_decode_error,
-    "UnicodeDecodeError": _unicode_decode_error,
-    "OSError": OSError,
-    "ConnectionError": ConnectionError,
-    "TimeoutError": TimeoutError,
-    "asyncio.TimeoutError": asyncio.TimeoutError,
-    "ConnectionRefusedError": ConnectionRefusedError,
-    "ConnectionResetError": ConnectionResetError,
-    "BrokenPipeError": BrokenPipeError,
-    "socket.gaierror": lambda message: socket.gaierror(-2, message or "Name or service not known"),
-    "FileNotFoundError": FileNotFoundError,
-    "PermissionError": PermissionError,
-    "lookalike ToolEnvironmentError": _LookalikeEnvironmentError,
-}
-"""Ordinary exceptions an executor might mistake for a validation or environment error (E10)."""
-
 BASE_EXCEPTION_KINDS: Mapping[str, Callable[[], BaseException]] = {
     "ConformanceAbort": lambda: ConformanceAbort("raised by a scripted handler"),
     "KeyboardInterrupt": KeyboardInterrupt,
+    "SystemExit": lambda: SystemExit(2),
     "CancelledError": lambda: asyncio.CancelledError(CANCEL_MESSAGE),
 }
-"""BaseExceptions that are not Exceptions, for E6."""
+"""BaseExceptions that are not Exceptions, for E6. ``SystemExit(2)`` is what a tool wrapping an
+argparse command line raises on a usage error: it propagates like any other (an executor that
+turns it into an observation breaks E6)."""
 
 
 class _OpaqueResult:

@@ -353,13 +353,17 @@ class Trial:
         finished = self._run_job(job, limit)
         return self._finish(finished, results, steps, script, marks)
 
-    def run_concurrently(self, tools: Sequence[Any], steps: Sequence[Step]) -> list[Observed]:
+    def run_concurrently(
+        self, tools: Sequence[Any], steps: Sequence[Step], *, fresh_loop: bool = False
+    ) -> list[Observed]:
         """Run the steps concurrently (``asyncio.gather``) on one executor. Handler calls are
-        not attributed to steps here."""
+        not attributed to steps here. `fresh_loop`: in an event loop of their own, on a
+        thread of its own, rather than the runner's long-lived loop (asyncio primitives held
+        across calls bind to the first loop that contends for them: E11)."""
         script = self._script(tools, steps, per_call=True)
         results: list[Observed] = []
 
-        async def job(touch: Callable[[], None]) -> None:
+        async def together(touch: Callable[[], None]) -> None:
             executor = await self._executor_for(tools, script)
             touch()
             results.extend(
@@ -367,6 +371,12 @@ class Trial:
                     *(_execute(executor, step.action, self.deadline) for step in steps)
                 )
             )
+
+        async def job(touch: Callable[[], None]) -> None:
+            if fresh_loop:
+                await asyncio.to_thread(asyncio.run, together(touch))
+            else:
+                await together(touch)
 
         limit = self.deadline + GRACE
         finished = self._run_job(job, limit)

@@ -162,3 +162,44 @@ def test_handler_behaviours_reject_unknown_kinds() -> None:
         gen.handler_behaviours(["text", "explode"])
     for kind in gen.BEHAVIOUR_KINDS:
         gen.handler_behaviours([kind])
+
+
+@SETTINGS
+@given(st.sampled_from(POOL), st.data())
+def test_E8_defaulted_schemas_judge_every_call_alike_and_carry_defaults(
+    schema: dict[str, Any], data: st.DataObject
+) -> None:
+    """E8/E13 draw their tools from `with_defaults` schemas: a ``default`` is an annotation,
+    so each call is valid under the defaulted schema exactly when it is under the original,
+    and every typed top-level property has a default a filling runtime would add."""
+    from conformance.executor.strategies.defaults import with_defaults
+
+    defaulted = with_defaults(schema)
+    arguments = data.draw(gen.valid_arguments(schema, upstream=False))
+    assert full_validator(defaulted).is_valid(arguments)
+    properties = defaulted.get("properties", {})
+    typed = ("string", "integer", "number", "boolean", "null", "array")
+    for name, sub in properties.items():
+        if isinstance(sub, dict) and "$ref" not in sub and sub.get("type") in typed:
+            assert "default" in sub, name
+    assert json.loads(json.dumps(defaulted)) == defaulted
+
+
+def test_V5_undeclared_keys_are_sometimes_null() -> None:
+    """V5's calls set an undeclared key to null now and then: dropping such a key as "absent"
+    instead of rejecting the call is a V5 bug the kit must be able to show."""
+    schema = {
+        "type": "object",
+        "properties": {"q": {"type": "string"}},
+        "additionalProperties": False,
+    }
+    tools = [gen.ToolDef(name="t", description="", parameters=schema)]
+    seen: list[Any] = []
+
+    @SETTINGS
+    @given(gen.invalid_calls(tools, ["V5"], upstream=False))
+    def collect(call: Any) -> None:
+        seen.extend(v for k, v in call.arguments.items() if k != "q")
+
+    collect()
+    assert None in seen and any(isinstance(v, str) for v in seen)

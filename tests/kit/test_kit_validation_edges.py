@@ -42,9 +42,25 @@ def test_V1_a_value_valid_under_both_regex_readings_must_be_accepted() -> None:
     assert not depends_on_dialect_choice(_DAY, {"day": "2024-01-31"})
 
 
-def test_E14_a_value_only_a_format_assertion_rejects_may_go_either_way() -> None:
-    assert _verdict(_DAY, {"mail": "not an address"}) is CallVerdict.EITHER
-    assert _verdict(_DAY, {"mail": "user+tag@example.co.uk"}) is CallVerdict.MUST_ACCEPT
+@pytest.mark.parametrize("dialect", ["draft-04", "draft-06", "draft-07", "2019-09"])
+def test_E14_up_to_2019_09_a_value_only_a_format_assertion_rejects_may_go_either_way(
+    dialect: str,
+) -> None:
+    schema = {**_DAY, "$schema": gen.DIALECTS[dialect]}
+    assert _verdict(schema, {"mail": "not an address"}) is CallVerdict.EITHER
+    assert _verdict(schema, {"mail": "user+tag@example.co.uk"}) is CallVerdict.MUST_ACCEPT
+
+
+@pytest.mark.parametrize("declared", [None, "2020-12"])
+def test_V1_in_2020_12_format_is_an_annotation_so_a_non_conforming_string_is_valid(
+    declared: str | None,
+) -> None:
+    """2020-12 (the dialect of a schema without ``$schema``) collects ``format`` as an
+    annotation unless a validator is configured to assert it: a validator that asserts it
+    rejects a call full JSON Schema accepts (issue 37, item 6)."""
+    schema = _DAY if declared is None else {**_DAY, "$schema": gen.DIALECTS[declared]}
+    for value in ("not an address", "user+tag@example.co.uk"):
+        assert _verdict(schema, {"mail": value}) is CallVerdict.MUST_ACCEPT
 
 
 def test_E14_escaped_and_class_dollars_are_literal_in_both_readings() -> None:

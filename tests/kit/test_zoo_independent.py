@@ -409,6 +409,80 @@ def _live_e8_special_name(name: str, *, raises: bool = False) -> Callable[[Any],
     return check
 
 
+def _live_e8_nested_default(entry: Any) -> None:
+    handler = _Counting(lambda n: asyncio.sleep(0, "ok"))
+    options = {"type": "object", "properties": {"depth": {"type": "integer", "default": 2}}}
+    schema = {"type": "object", "properties": {"q": {"type": "string"}, "opts": options}}
+    registry = _registry(("t", schema), handler=handler.handler)
+    _outcome_of(entry, registry, _call("t", {"opts": {}}))
+    assert handler.calls != [{"opts": {}}], "the handler got exactly the call: E8 bug dead"
+
+
+def _live_e6_system_exit(entry: Any) -> None:
+    async def exits(arguments: Any) -> str:
+        raise SystemExit(2)
+
+    outcome = _outcome_of(entry, _registry(("t", {}), handler=exits), _call("t", {}))
+    assert isinstance(outcome, ActionOutcome), "SystemExit propagated: the E6 bug is dead"
+
+
+def _live_v5_null_extra(entry: Any) -> None:
+    schema = {"type": "object", "properties": {"q": {}}, "additionalProperties": False}
+    outcome = _outcome_of(entry, _registry(("t", schema)), _call("t", {"q": 1, "extra": None}))
+    assert not _rejected(outcome), "the undeclared null key was rejected: the V5 bug is dead"
+
+
+def _live_e8_probe(entry: Any) -> None:
+    handler = _Counting(lambda n: asyncio.sleep(0, "ok"))
+    schema = {"type": "object", "required": ["q"]}
+    executor = entry(_registry(("t", schema), handler=handler.handler))
+
+    async def rejected_then_idle() -> Any:
+        outcome = await executor.execute(_call("t", {}))
+        await asyncio.sleep(0.01)
+        return outcome
+
+    outcome = asyncio.run(rejected_then_idle())
+    assert _rejected(outcome) and handler.calls, "no probe of the rejected call: E8 bug dead"
+
+
+def _live_verdict_memo(entry: Any) -> None:
+    schema = {"type": "object", "required": ["q"]}
+    executor = entry(_registry(("t", schema)))
+
+    async def both() -> tuple[Any, Any]:
+        first = await executor.execute(_call("t", {"q": 1}))
+        return first, await executor.execute(_call("t", {}))
+
+    first, second = _run(both())
+    assert not _rejected(first) and not _rejected(second), "the V4 memo bug is dead"
+
+
+def _live_one_member_group(entry: Any) -> None:
+    group = _group().__class__
+
+    async def raises(arguments: Any) -> str:
+        raise group("unhandled errors in a TaskGroup", [ToolEnvironmentError("down")])
+
+    outcome = _outcome_of(entry, _registry(("t", {}), handler=raises), _call("t", {}))
+    assert outcome.status is ActionStatus.ENV_ERROR, "the group was kept: the E10 bug is dead"
+
+
+def _live_e11_loops(entry: Any) -> None:
+    async def slow(arguments: Any) -> str:
+        await asyncio.sleep(0.001)
+        return "ok"
+
+    executor = entry(_registry(("t", {}), handler=slow))
+
+    async def together() -> list[Any]:
+        calls = (executor.execute(_call("t", {"q": n})) for n in range(2))
+        return list(await asyncio.gather(*calls, return_exceptions=True))
+
+    results = asyncio.run(together()) + asyncio.run(together())
+    assert any(isinstance(r, RuntimeError) for r in results), "one loop only: E11 bug dead"
+
+
 LIVE: dict[str, Callable[[Any], None]] = {
     "LegacyDialectOnlyWithHash": _live_v1({**_REF_SIBLING, "$schema": _D7}, {"path": ["a"]}),
     "RefSilencesSiblingsOnlyInDraft07": _live_v1(
@@ -486,6 +560,25 @@ LIVE: dict[str, Callable[[Any], None]] = {
     "DropsRunnableConfigKeys": _live_e8_special_name("config"),
     "RaisesOnSelfProperty": _live_e8_special_name("self", raises=True),
     "EchoesBooleanAndNullValues": _live_v8_literal,
+    # ---- issue 37
+    "FillsNestedDefaultsKeepsTopLevelKeys": _live_e8_nested_default,
+    "SystemExitBecomesObservation": _live_e6_system_exit,
+    "ProbesHandlerOfRejectedCall": _live_e8_probe,
+    "MemoisesValidationVerdictPerToolName": _live_verdict_memo,
+    "DropsNullUndeclaredKeys": _live_v5_null_extra,
+    "UnwrapsSingleMemberGroup": _live_one_member_group,
+    "SerialisesWithSharedLock": _live_e11_loops,
+    "AssertsFormat": _live_v1(
+        {"type": "object", "properties": {"d": {"type": "string", "format": "date"}}},
+        {"d": "tomorrow"},
+    ),
+    "EnumMembersComparedFrozen": _live_v1(
+        {"type": "object", "properties": {"p": {"enum": [[1, 2], "x"]}}}, {"p": [1, 2]}
+    ),
+    "PatternFullmatch": _live_v1(
+        {"type": "object", "properties": {"s": {"type": "string", "pattern": "[a-z]"}}},
+        {"s": "Ab-1"},
+    ),
 }
 
 

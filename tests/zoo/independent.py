@@ -15,6 +15,7 @@ their bug. Such state lives in the entry itself, never at module level.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import socket
@@ -33,6 +34,7 @@ from polyloop import (
     ToolEnvironmentError,
     ToolRegistry,
     ToolSpec,
+    ToolValidationError,
 )
 
 from .base import ZooExecutor, shorten, thaw
@@ -872,3 +874,291 @@ ROUND_3: tuple[Any, ...] = (
 )
 """The entries of round 3, kept apart so the middle of this file can change freely."""
 INDEPENDENT = (*INDEPENDENT, *ROUND_3)
+
+
+# ---- issue 37 (items 3 and 6): the families the third round of independent zoos found ---------
+
+
+def _resolved(schema: Any, root: Any) -> Any:
+    """`schema` with a local ``$ref`` followed (one level is all the zoo's schemas need)."""
+    pointer = schema.get("$ref") if isinstance(schema, Mapping) else None
+    if not isinstance(pointer, str) or not pointer.startswith("#/"):
+        return schema
+    node = root
+    for part in pointer[2:].split("/"):
+        node = node.get(part) if isinstance(node, Mapping) else None
+    return node if isinstance(node, Mapping) else schema
+
+
+def _fill_nested(value: Any, schema: Any, root: Any) -> Any:
+    """`value` with the defaults of absent properties filled in, at every depth below it."""
+    schema = _resolved(schema, root)
+    if not isinstance(schema, Mapping):
+        return value
+    if isinstance(value, list) and isinstance(schema.get("items"), Mapping):
+        return [_fill_nested(item, schema["items"], root) for item in value]
+    properties = schema.get("properties")
+    if not isinstance(value, dict) or not isinstance(properties, Mapping):
+        return value
+    filled = {key: _fill_nested(item, properties.get(key), root) for key, item in value.items()}
+    for key, sub in properties.items():
+        sub = _resolved(sub, root)
+        if key not in filled and isinstance(sub, Mapping) and "default" in sub:
+            filled[key] = thaw(sub["default"])
+    return filled
+
+
+class FillsNestedDefaultsKeepsTopLevelKeys(ZooExecutor):
+    """Parses the arguments into a model and hands the handler only the top-level keys the
+    call sent, each dumped from the model, as LangChain's ``StructuredTool`` does with a
+    pydantic ``args_schema``: the top level is exact, but a nested object (an argument's own
+    properties, through ``$ref`` too) comes back with its omitted ``default``s filled in. The
+    handler must get exactly the call's arguments (E8)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E8",)
+
+    def handler_arguments(self, call: ToolCall) -> object:
+        arguments = thaw(call.arguments)
+        spec = self.registry.spec_for(call.name)
+        if spec is None or not isinstance(arguments, dict):
+            return arguments
+        root = spec.parameters
+        properties = _resolved(root, root).get("properties")
+        if not isinstance(properties, Mapping):
+            return arguments
+        return {
+            key: _fill_nested(value, properties.get(key), root) for key, value in arguments.items()
+        }
+
+
+class SystemExitBecomesObservation(ZooExecutor):
+    """Catches a handler's ``SystemExit`` (a tool wrapping an argparse command line exits 2 on
+    a usage error) and reports ``"exited with status 2"`` as an EXECUTED observation, so one
+    bad tool cannot stop the agent: E6 says every BaseException that is not an Exception
+    propagates unchanged."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E6",)
+
+    async def invoke(self, spec: ToolSpec, arguments: object) -> object:
+        try:
+            return await super().invoke(spec, arguments)
+        except SystemExit as exc:
+            return f"exited with status {exc.code}"
+
+
+class ProbesHandlerOfRejectedCall(ZooExecutor):
+    """When a call is rejected for missing required keys, reports the rejection and
+    meanwhile "probes" the tool's handler with the arguments as sent in a background task
+    ("maybe it has defaults for them": the result is logged to tune the schema), swallowing
+    whatever that does. E8: the handler is never called for a rejected call."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E8",)
+
+    def __init__(self, registry: ToolRegistry) -> None:
+        super().__init__(registry)
+        self._probes: set[asyncio.Task[None]] = set()
+
+    async def rejected_outcome(self, call: ToolCall, exc: Any) -> ActionOutcome:
+        spec = self.registry.spec_for(call.name)
+        required = spec.parameters.get("required") if spec is not None else None
+        arguments = call.arguments
+        if (
+            spec is not None
+            and spec.handler is not None
+            and isinstance(arguments, Mapping)
+            and isinstance(required, (list, tuple))
+            and any(key not in arguments for key in required)
+        ):
+            handler = spec.handler
+
+            async def probe() -> None:
+                with contextlib.suppress(Exception):  # the bug: whatever the probe does
+                    await handler(thaw(arguments))
+
+            task = asyncio.ensure_future(probe())
+            self._probes.add(task)
+            task.add_done_callback(self._probes.discard)
+        return await super().rejected_outcome(call, exc)
+
+
+class MemoisesValidationVerdictPerToolName(ZooExecutor):
+    """Validates the first call of each tool and keeps that verdict for every later call of
+    the tool ("the schema does not change, why validate twice?"): after an accepted call, an
+    invalid one of the same tool is dispatched (V4, V5, V6, V3 in turn); after a rejected
+    one, a valid call gets the old rejection (V1)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("V1", "V3", "V4", "V5", "V6")
+
+    def __init__(self, registry: ToolRegistry) -> None:
+        super().__init__(registry)
+        self._verdicts: dict[str, Exception | None] = {}
+
+    def validate(self, call: ToolCall) -> None:
+        if call.name in self._verdicts:
+            verdict = self._verdicts[call.name]
+            if verdict is not None:
+                raise verdict
+            return
+        try:
+            super().validate(call)
+        except Exception as exc:
+            if self.registry.spec_for(call.name) is not None:
+                self._verdicts[call.name] = exc
+            raise
+        self._verdicts[call.name] = None
+
+
+class DropsNullUndeclaredKeys(ZooExecutor):
+    """Treats an undeclared key whose value is ``null`` as absent ("models send null for
+    options they do not use") and drops it before validating, so such a key under
+    ``additionalProperties: false`` is silently removed and the call accepted: V5 requires
+    the rejection. (Declared keys keep their nulls: the handler of a valid call still gets
+    exactly its arguments.)"""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("V5",)
+
+    def validate(self, call: ToolCall) -> None:
+        super().validate(self._without_null_extras(call))
+
+    def handler_arguments(self, call: ToolCall) -> object:
+        return super().handler_arguments(self._without_null_extras(call))
+
+    def _without_null_extras(self, call: ToolCall) -> ToolCall:
+        spec = self.registry.spec_for(call.name)
+        arguments = call.arguments
+        if spec is None or not isinstance(arguments, Mapping):
+            return call
+        declared = spec.parameters.get("properties")
+        known = declared if isinstance(declared, Mapping) else {}
+        kept = {k: v for k, v in arguments.items() if v is not None or k in known}
+        return ToolCall(name=call.name, arguments=kept)
+
+
+class UnwrapsSingleMemberGroup(ZooExecutor):
+    """Reports the one exception inside a one-member ``ExceptionGroup`` (what a handler using
+    ``asyncio.TaskGroup`` raises when one child failed) as if the handler had raised it: the
+    group's own ``"ExceptionGroup: ..."`` text is lost (E4), and a ToolEnvironmentError inside
+    becomes ENV_ERROR although the handler raised a group, not a ToolEnvironmentError (E10).
+    Groups of two or more are reported as they are."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E4", "E10")
+    MIN_PYTHON: ClassVar[tuple[int, int]] = (3, 11)
+    """The kit draws one-member groups only where a real ``ExceptionGroup`` exists (3.11+, or
+    3.10 with the ``exceptiongroup`` backport installed)."""
+
+    def exception_outcome(self, spec: ToolSpec, exc: Exception) -> ActionOutcome:
+        inner = getattr(exc, "exceptions", None)
+        if isinstance(inner, tuple) and len(inner) == 1 and isinstance(inner[0], Exception):
+            return super().exception_outcome(spec, inner[0])
+        return super().exception_outcome(spec, exc)
+
+
+class SerialisesWithSharedLock(ZooExecutor):
+    """Runs one call at a time under an ``asyncio.Lock`` created once, at import, and shared
+    by every executor (a module-level lock, here a class attribute). The lock binds to the
+    first event loop in which a call has to wait for it; concurrent calls in any later loop
+    make ``execute`` raise ``RuntimeError: ... is bound to a different event loop`` (E11:
+    concurrent calls give the outcomes of the same calls run one at a time)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E11",)
+    _lock: ClassVar[asyncio.Lock] = asyncio.Lock()
+
+    async def execute(self, action: Action) -> ActionOutcome:
+        async with self._lock:
+            return await super().execute(action)
+
+
+def _declared_properties(spec: ToolSpec | None) -> Mapping[str, Any]:
+    declared = spec.parameters.get("properties") if spec is not None else None
+    return declared if isinstance(declared, Mapping) else {}
+
+
+class _HandChecksProperties(ZooExecutor):
+    """Checks each top-level property with `value_ok` after the subset's checks."""
+
+    def value_ok(self, schema: Mapping[str, Any], value: Any) -> bool:
+        raise NotImplementedError
+
+    def validate(self, call: ToolCall) -> None:
+        super().validate(call)
+        properties = _declared_properties(self.registry.spec_for(call.name))
+        arguments = call.arguments
+        assert isinstance(arguments, Mapping)
+        for key, value in arguments.items():
+            schema = properties.get(key)
+            if isinstance(schema, Mapping) and not self.value_ok(schema, value):
+                raise ToolValidationError(f"{call.name}: argument {shorten(key)!r} is invalid")
+
+
+_FORMAT_CHECKS: dict[str, str] = {
+    "date-time": r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})",
+    "date": r"\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])",
+    "email": r"[^@\s]+@[^@\s]+\.[^@\s]+",
+    "uri": r"[a-zA-Z][a-zA-Z0-9+.-]*:\S+",
+    "uuid": r"[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}",
+    "ipv4": r"(\d{1,3}\.){3}\d{1,3}",
+    "hostname": r"[A-Za-z0-9.-]{1,253}",
+}
+
+
+class AssertsFormat(_HandChecksProperties):
+    """Rejects a string that does not match its property's ``format`` (date-time, date,
+    email, uri, uuid, ipv4, hostname) with a hand-written regular expression. In JSON Schema
+    ``format`` is an annotation, so full validation accepts such a call (V1; E14 allows
+    rejecting only what full JSON Schema rejects)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("V1",)
+
+    def value_ok(self, schema: Mapping[str, Any], value: Any) -> bool:
+        check = _FORMAT_CHECKS.get(str(schema.get("format")))
+        return check is None or not isinstance(value, str) or bool(re.fullmatch(check, value))
+
+
+class EnumMembersComparedFrozen(_HandChecksProperties):
+    """Checks ``enum`` and ``const`` by comparing the call's value, made plain (lists,
+    dicts), with the members as the spec stores them (deep-frozen: tuples, read-only
+    mappings): ``[1, 2] != (1, 2)``, so a call holding an array- or object-valued member is
+    rejected although JSON Schema accepts it (V1)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("V1",)
+
+    def value_ok(self, schema: Mapping[str, Any], value: Any) -> bool:
+        plain = thaw(value)
+        if "const" in schema and plain != schema["const"]:
+            return False
+        members = schema.get("enum")
+        return not isinstance(members, (list, tuple)) or any(plain == m for m in members)
+
+
+class PatternFullmatch(_HandChecksProperties):
+    """Matches a string property's ``pattern`` with ``re.fullmatch``; JSON Schema patterns
+    are unanchored (a search), so ``"Ab-1"`` for ``"[a-z]"`` is valid and is rejected here
+    (V1)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("V1",)
+
+    def value_ok(self, schema: Mapping[str, Any], value: Any) -> bool:
+        pattern = schema.get("pattern")
+        if not isinstance(pattern, str) or not isinstance(value, str):
+            return True
+        try:
+            return re.fullmatch(pattern, value) is not None
+        except re.error:
+            return True
+
+
+ROUND_4: tuple[Any, ...] = (
+    FillsNestedDefaultsKeepsTopLevelKeys,
+    SystemExitBecomesObservation,
+    ProbesHandlerOfRejectedCall,
+    MemoisesValidationVerdictPerToolName,
+    DropsNullUndeclaredKeys,
+    UnwrapsSingleMemberGroup,
+    SerialisesWithSharedLock,
+    AssertsFormat,
+    EnumMembersComparedFrozen,
+    PatternFullmatch,
+)
+"""The entries of issue 37: a runtime filling schema defaults (item 3), and one per family
+of item 6, each caught on its clause."""
+INDEPENDENT = (*INDEPENDENT, *ROUND_4)

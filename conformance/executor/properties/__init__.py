@@ -78,7 +78,7 @@ def _aimed(clause: str) -> Property:
     a target (V2's unknown name needs none; its tool sets may list more than it names)."""
     if clause == "V2":
         return _row(clause, single([INVALID], aims=[clause], tools=ScenarioSource.padded), True)
-    scenarios = single([INVALID], aims=[clause], tools=validation.aimed_tools(clause))
+    scenarios = single([INVALID], aims=[clause], tools=validation.aimed_tools(clause), primed=True)
     return _row(clause, scenarios, True, inapplicable=validation.nothing_to_aim_at(clause))
 
 
@@ -97,7 +97,7 @@ _NONE = nothing_judged  # a pass in which no handler's result was judged proves 
 PROPERTIES: Mapping[str, Property] = {
     row.clause: row
     for row in (
-        _row("V1", single([VALID], ["text", "yield"], upstream=True), True),
+        _row("V1", single([VALID], ["text", "yield"], upstream=True, primed=True), True),
         _aimed("V2"),
         _aimed("V3"),
         _aimed("V4"),
@@ -112,7 +112,7 @@ PROPERTIES: Mapping[str, Property] = {
         _row("E5", single([VALID], ["text"]), False, _NONE),
         _row("E6", single([VALID], ["suspend", "base_exception"]), True, nothing_cancelled),
         _row("E7", single(_ALL_ACTIONS, _OUTCOMES), True),
-        _row("E8", single(_E8_ACTIONS, _E8_BEHAVIOURS), False),
+        _row("E8", single(_E8_ACTIONS, _E8_BEHAVIOURS, tools=ScenarioSource.defaulted), False),
         _row("E9", single([VALID], ["non_str"]), False, _NONE),
         _row("E10", single([VALID], ["error_like"]), False, _NONE),
         _row("E11", many([VALID, VALID, INVALID, CODE], [*_OUTCOMES, "non_str"]), False),

@@ -330,15 +330,27 @@ def _comparable(observed: Observed) -> object:
 
 
 def check_E11(trial: Trial, scenario: Scenario) -> None:
-    """Concurrent calls on one executor give the outcomes of the same calls run in turn."""
+    """Concurrent calls on one executor give the outcomes of the same calls run in turn, in
+    the kit's event loop and (white-box, for half the scenarios: `Scenario.elsewhere`) in a
+    fresh one: an asyncio primitive an executor keeps across calls (a module-level
+    ``asyncio.Lock``) binds to the first loop that contends for it and fails in any later
+    one."""
     sequential = trial.run(scenario.tools, scenario.steps)
-    concurrent = trial.run_concurrently(scenario.tools, scenario.steps)
+    _compare_concurrent(trial, scenario, sequential, "")
+    if trial.white_box and scenario.elsewhere:
+        _compare_concurrent(trial, scenario, sequential, " in another event loop")
+
+
+def _compare_concurrent(
+    trial: Trial, scenario: Scenario, sequential: list[Observed], where: str
+) -> None:
+    concurrent = trial.run_concurrently(scenario.tools, scenario.steps, fresh_loop=bool(where))
     for index, (alone, together) in enumerate(zip(sequential, concurrent, strict=True)):
         if together.timed_out is not None or alone.timed_out is not None:
             # A timed-out run is never the expectation: say which run hung.
             hung = [
                 f"(run {how}) {run.describe()}"
-                for how, run in (("one at a time", alone), ("concurrently", together))
+                for how, run in (("one at a time", alone), ("concurrently" + where, together))
                 if run.timed_out is not None
             ]
             raise Violation(
@@ -353,10 +365,10 @@ def check_E11(trial: Trial, scenario: Scenario) -> None:
         if _comparable(alone) != _comparable(together):
             raise Violation(
                 f"step {index + 1} of {len(scenario.steps)} has another outcome when "
-                "the calls run concurrently",
+                f"the calls run concurrently{where}",
                 step=index,
                 expected=f"(run one at a time) {alone.describe()}",
-                actual=f"(run concurrently) {together.describe()}",
+                actual=f"(run concurrently{where}) {together.describe()}",
             )
 
 
@@ -450,6 +462,15 @@ _DEFAULTS_TOOL = object_tool(
     description="List items.",
 )
 _SPECIAL = (SPECIAL_NAMES_TOOL,)
+_REJECTED = (
+    _call("count", None),
+    _call("read_file", {}),
+    _call("read_file", {"path": "a", "zz_extra": None}),
+    _call("count", {"n": "7"}),
+)
+"""Calls to the trap tools validation must reject: not a mapping (V3), a required key
+missing (V4), an undeclared key under ``additionalProperties: false`` (V5), a wrong type
+(V6)."""
 _SAFE_TOOL = object_tool(
     "lookup",
     {"key": {"type": "string"}},
@@ -483,6 +504,7 @@ def traps() -> dict[str, list[Scenario]]:
         ],
         "E6": [
             trap(_call("search", {}), RaiseBaseException(kind="KeyboardInterrupt")),
+            trap(_call("search", {}), RaiseBaseException(kind="SystemExit")),
             trap(_call("search", {}), Suspend()),
             trap(_call("search", {}), Suspend(finish=True)),
         ],
@@ -497,6 +519,10 @@ def traps() -> dict[str, list[Scenario]]:
             trap(_call("list_items", {"limit": 3}), among=(_DEFAULTS_TOOL,)),
             trap(_call("count", {"n": 2**64 + 1})),
             trap(_call("count", {"n": -(2**63) - 1, "tag": None})),
+            # Rejected calls whose handler scripts an answer or an exception: an executor
+            # that "probes" the handler of a call validation rejected, whatever it then makes
+            # of what happened, runs it (one call per kind of rejection, V3 to V6).
+            *(trap(action, RaiseError(kind="KeyError", message="probe")) for action in _REJECTED),
             twice(_SAFE_TOOL, {"key": "a"}, ReturnText(text="ok")),
             twice(_SAFE_TOOL, {"key": "a"}, YieldFirst(times=3, then=ReturnText(text="ok"))),
             # One special property name per call, so a counterexample names the one a runtime
@@ -541,8 +567,9 @@ def _e11_traps() -> list[Scenario]:
             (_call("search", {"q": "a"}), ReturnText(text="first")),
             (_call("search", {"q": "b"}), ReturnText(text="second")),
         ),
-        # The same call twice, both in flight at once (no coalescing, no "duplicate" refusal).
-        sequence(in_flight, in_flight),
+        # The same call twice, both in flight at once (no coalescing, no "duplicate" refusal),
+        # in the kit's loop and in a fresh one (a lock shared across loops fails there).
+        replace(sequence(in_flight, in_flight), elsewhere=True),
         # Handlers that read their arguments after yielding: one argument buffer shared
         # between concurrent calls shows as the other call's arguments.
         sequence(

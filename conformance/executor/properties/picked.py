@@ -111,3 +111,39 @@ CLOSED_BARE = (
     object_tool("closed_empty", {}, additionalProperties=False),
 )
 """V5: ``additionalProperties: false`` with no (or empty) ``properties`` allows no key."""
+
+
+ANNOTATED = (
+    ToolDef(
+        name="annotated",
+        description="",
+        parameters={
+            "type": "object",
+            "properties": {
+                "when": {"type": "string", "format": "date-time"},
+                "day": {"type": "string", "format": "date"},
+                "mail": {"type": "string", "format": "email"},
+                "link": {"type": "string", "format": "uri"},
+                "id": {"type": "string", "format": "uuid"},
+                "pair": {"enum": [[1, 2], {"k": 1}, "x"]},
+                "fixed": {"const": ["a", "b"]},
+                "name": {"type": "string", "pattern": "[a-z]"},
+                "file": {"type": "string", "pattern": "\\.py$"},
+            },
+        },
+    ),
+)
+"""V1: keywords full JSON Schema judges more loosely than a hand-written check does."""
+LAX: tuple[dict[str, Any], ...] = (
+    {"when": "yesterday", "day": "2024-13-45", "mail": "no at sign", "link": "not a uri"},
+    {"id": "not-a-uuid"},
+    {"when": "1985-04-12T23:20:50.52+01:00"},
+    {"pair": [1, 2]},
+    {"pair": {"k": 1}},
+    {"fixed": ["a", "b"]},
+    {"name": "Ab-1"},
+    {"file": "src/app.py"},
+    {"name": "x!", "file": "a.py.bak.py"},
+)
+"""Arguments JSON Schema accepts for `ANNOTATED` (formats are annotations; enum and const
+compare JSON values; patterns are unanchored)."""

@@ -21,6 +21,7 @@ from conformance.executor.behaviours import (
 )
 from conformance.executor.runner import Step, Trial
 from conformance.executor.strategies import ToolDef
+from conformance.executor.strategies.defaults import defaulted_tool_set_pool
 from polyloop import Action, ReplayPolicy, ToolCall, ToolRegistry
 
 
@@ -43,6 +44,8 @@ class Scenario:
 
     tools: tuple[ToolDef, ...]
     steps: tuple[Step, ...]
+    elsewhere: bool = False
+    """E11: also run the steps concurrently in a fresh event loop (`Trial.run_concurrently`)."""
 
     @property
     def schemas(self) -> dict[str, Mapping[str, Any]]:
@@ -91,17 +94,21 @@ class ScenarioSource:
     """White-box: the seed of the argument pools (`gen.pooled_arguments`)."""
     hardened: bool = False
     """Level ``hardened``: also try each clause's hostile-object traps (`Property.hostile`)."""
+    defaulted_tools: st.SearchStrategy[tuple[ToolDef, ...]] | None = None
+    """White-box: the same tool sets, every property with a ``default`` (`defaulted`)."""
 
     @classmethod
     def generated(cls, seed: int, pool_size: int) -> ScenarioSource:
         pool = gen.schema_pool(seed, pool_size)
         sets = gen.tool_set_pool(seed, pool_size)
+        defaulted = defaulted_tool_set_pool(seed, pool_size)
         return cls(
             white_box=True,
             pool=pool,
             tools=st.integers(0, len(sets) - 1).map(sets.__getitem__),
             names=gen.tool_name_pool(seed, pool_size),
             pool_seed=seed,
+            defaulted_tools=st.integers(0, len(defaulted) - 1).map(defaulted.__getitem__),
         )
 
     @classmethod
@@ -129,6 +136,12 @@ class ScenarioSource:
         return st.tuples(self.tools, st.sampled_from(eligible), st.sampled_from(self.names)).map(
             lambda parts: _with_tool(*parts, fits=fits)
         )
+
+    def defaulted(self) -> st.SearchStrategy[tuple[ToolDef, ...]]:
+        """White-box tool sets whose properties carry ``default`` values (E8, E13: the handler
+        gets exactly the call's arguments, never the defaults of keys it omits); black-box, the
+        fixed registry."""
+        return self.tools if self.defaulted_tools is None else self.defaulted_tools
 
     def padded(self) -> st.SearchStrategy[tuple[ToolDef, ...]]:
         """Tool sets that now and then hold more than 20 tools (V2 names up to 20 of them;
@@ -227,10 +240,13 @@ def single(
     aims: Sequence[str] = gen.INVALID_AIMS,
     tools: Callable[[ScenarioSource], st.SearchStrategy[tuple[ToolDef, ...]]] | None = None,
     upstream: bool = False,
+    primed: bool = False,
 ) -> Callable[[ScenarioSource], st.SearchStrategy[Scenario]]:
     """Scenarios of one action of one of `kinds` (valid, invalid, beyond, code), over the
     tool sets `tools` draws from a source (default: the source's own); `upstream`: valid
-    arguments from hypothesis-jsonschema as well as from the kit's generator (V1)."""
+    arguments from hypothesis-jsonschema as well as from the kit's generator (V1); `primed`:
+    now and then the same executor first gets a call of the same tool with the opposite
+    validity (`_primer`), and the check judges the last step."""
 
     def scenarios(source: ScenarioSource) -> st.SearchStrategy[Scenario]:
         tools_strategy = source.tools if tools is None else tools(source)
@@ -243,11 +259,34 @@ def single(
             kind = draw(st.sampled_from(list(kinds)))
             action = draw(_calls(kind, aims, upstream=upstream, pool_seed=seed)(drawn))
             behaviour = draw(handler) if source.white_box else None
-            return Scenario(tools=drawn, steps=(Step(action=action, behaviour=behaviour),))
+            step = Step(action=action, behaviour=behaviour)
+            first = draw(_primer(kind, action, drawn, source)) if primed else None
+            return Scenario(tools=drawn, steps=(step,) if first is None else (first, step))
 
         return build()
 
     return scenarios
+
+
+_PRIMING_AIMS = ("V3", "V4", "V5", "V6")
+
+
+def _primer(
+    kind: ActionKind, action: Action, tools: tuple[ToolDef, ...], source: ScenarioSource
+) -> st.SearchStrategy[Step | None]:
+    """Nothing (most often, and where shrinking goes), or a step calling the judged call's
+    tool with the opposite validity: an invalid call before a valid one, a valid call before
+    an invalid one. An executor that keeps the first verdict per tool name (state carried
+    between calls) then fails the V clause of the judged call."""
+    call = action.tool_call
+    same = tuple(tool for tool in tools if call is not None and tool.name == call.name)
+    if not same or kind not in (ActionKind.VALID, ActionKind.INVALID):
+        return st.none()
+    opposite = ActionKind.INVALID if kind is ActionKind.VALID else ActionKind.VALID
+    calls = _calls(opposite, _PRIMING_AIMS, pool_seed=source.pool_seed)(same)
+    behaviour = ReturnText(text="primed") if source.white_box else None
+    steps = calls.map(lambda first: Step(action=first, behaviour=behaviour))
+    return st.one_of(st.none(), st.none(), steps)
 
 
 def many(
@@ -273,7 +312,10 @@ def many(
                     key = (action.tool_call.name, arguments_key(action.tool_call.arguments))
                     behaviour = scripted.setdefault(key, behaviour)
                 steps.append(Step(action=action, behaviour=behaviour))
-            return Scenario(tools=tools, steps=tuple(steps))
+            # Half the scenarios also run in a fresh event loop (E11); the other half keep
+            # the check's time down.
+            elsewhere = draw(st.booleans())
+            return Scenario(tools=tools, steps=tuple(steps), elsewhere=elsewhere)
 
         return build()
 
@@ -281,11 +323,12 @@ def many(
 
 
 def repeated(source: ScenarioSource) -> st.SearchStrategy[Scenario]:
-    """One valid call sent twice to a handler that mutates what it receives (E13)."""
+    """One valid call sent twice to a handler that mutates what it receives (E13), over
+    tools whose properties carry defaults."""
 
     @st.composite
     def build(draw: st.DrawFn) -> Scenario:
-        tools = draw(source.tools)
+        tools = draw(source.defaulted())
         call = gen.valid_calls(tools, upstream=False, pool_seed=source.pool_seed)
         action = Action(tool_call=draw(call))
         behaviour = MutateArguments(then=ReturnText(text=draw(st.text(max_size=10))))

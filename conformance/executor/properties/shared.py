@@ -21,10 +21,12 @@ from polyloop import ActionOutcome, ActionStatus
 
 
 def single_step(trial: Trial, scenario: Scenario) -> tuple[Step, Expectation, Observed]:
-    step = scenario.steps[0]
-    observed = trial.run(scenario.tools, scenario.steps)[0]
+    """Run the scenario's steps on one executor and judge the last (the only one, or the one
+    a primed scenario leads up to: `scenarios.single`)."""
+    step = scenario.steps[-1]
+    observed = trial.run(scenario.tools, scenario.steps)[-1]
     expectation = expect(scenario.schemas, step.action, step.behaviour, white_box=trial.white_box)
-    stop_if_hung(observed, expectation)
+    stop_if_hung(observed, expectation, len(scenario.steps) - 1)
     return step, expectation, observed
 
 

@@ -65,14 +65,14 @@ def _check_integral_floats(trial: Trial, scenario: Scenario) -> None:
     """V1 for integral floats: JSON (hence a model) may send ``3.0`` where the schema says
     ``integer``, so an accepted call holding integers is sent again with each as the equal
     float; when full JSON Schema still accepts it, it must not be rejected either."""
-    tool_call = scenario.steps[0].action.tool_call
+    tool_call = scenario.steps[-1].action.tool_call
     if tool_call is None or not isinstance(tool_call.arguments, Mapping):
         return
     arguments = plain_copy(tool_call.arguments)
     floated = ints_to_floats(arguments)
     if json_text(floated) == json_text(arguments):
         return  # no integer to send as a float
-    partner = trap(call(tool_call.name, floated), scenario.steps[0].behaviour, scenario.tools)
+    partner = trap(call(tool_call.name, floated), scenario.steps[-1].behaviour, scenario.tools)
     _, expectation, observed = single_step(trial, partner)
     if expectation.verdict is not CallVerdict.MUST_ACCEPT:
         return
@@ -134,7 +134,7 @@ def _dispatched_to(scenario: Scenario, observed: Observed) -> str | None:
     whose handler ran (white-box), else the visible tool it resembles (same letters and
     digits, or ending in them after a namespace) — as a V2 message; None when neither is
     known."""
-    call = scenario.steps[0].action.tool_call
+    call = scenario.steps[-1].action.tool_call
     if call is None:
         return None
     ran = sorted({handled.tool for handled in observed.calls or ()})
@@ -181,7 +181,7 @@ def check_V2(trial: Trial, scenario: Scenario) -> None:
     """An unknown tool name is rejected, naming the tool and (up to 20 of) the visible tools."""
     expectation, observed = _rejected(trial, scenario, "V2", "the tool name is unknown")
     outcome = observed.outcome
-    call = scenario.steps[0].action.tool_call
+    call = scenario.steps[-1].action.tool_call
     if (
         not isinstance(outcome, ActionOutcome)
         or not isinstance(outcome.observation, str)
@@ -229,7 +229,7 @@ def check_V6(trial: Trial, scenario: Scenario) -> None:
     (``null`` for ``0`` under ``["integer", "null"]``) does not change whether the rejection
     names that key."""
     _, observed = _rejected(trial, scenario, "V6", "a top-level property has the wrong JSON type")
-    step = scenario.steps[0]
+    step = scenario.steps[-1]
     tool_call = step.action.tool_call
     text = _rejection_text(observed)
     if tool_call is None or text is None:
@@ -411,12 +411,12 @@ def _check_literals_not_echoed(
     the two rejection messages may not differ in just those values (`gen.echoes_literals`
     says why this cannot accuse a message that names ``null`` or ``false`` for other
     reasons)."""
-    tool_call = scenario.steps[0].action.tool_call
+    tool_call = scenario.steps[-1].action.tool_call
     if tool_call is None or not gen.has_literals(tool_call.arguments):
         return
     partner_arguments = gen.flipped_literals(tool_call.arguments)
     partner = trap(
-        call(tool_call.name, partner_arguments), scenario.steps[0].behaviour, scenario.tools
+        call(tool_call.name, partner_arguments), scenario.steps[-1].behaviour, scenario.tools
     )
     _, _, observed = single_step(trial, partner)
     if not rejected_outcome(observed):
@@ -529,6 +529,10 @@ def _v1_traps() -> list[Scenario]:
             call("special", {name: "v" for name in gen.SPECIAL_PROPERTY_NAMES}),
             among=(gen.SPECIAL_NAMES_TOOL,),
         ),
+        # Beyond the subset, what full JSON Schema accepts that a stricter hand check rejects:
+        # a string not in its format (an annotation), array- and object-valued enum/const
+        # members, a pattern found inside the string (matched by search, not fullmatch).
+        *(trap(call("annotated", arguments), among=picked.ANNOTATED) for arguments in picked.LAX),
     ]
 
 

@@ -35,9 +35,41 @@ _DESCRIPTIONS = (
     "ISO 8601 date.",
 )
 _ENUM_WORDS = ("asc", "desc", "open", "closed", "all", "json", "text", "markdown", "auto")
-_ENUM_VALUES: tuple[Any, ...] = (None, True, False, 0, 1, -7, 2.5, "asc", "x", "", "日本")
+_ENUM_VALUES: tuple[Any, ...] = (
+    None,
+    True,
+    False,
+    0,
+    1,
+    -7,
+    2.5,
+    "asc",
+    "x",
+    "",
+    "日本",
+    [1, 2],
+    ["a"],
+    {"k": 1},
+)
+"""``enum``/``const`` members, array- and object-valued ones too: a call carries them as
+JSON arrays and objects, and a validator comparing them with the spec's frozen copies
+(tuples, read-only mappings) or the other way round rejects a valid call (V1)."""
 _UNKNOWN_TYPES = ("dict", "float", "any", "tuple", "int", "str", "list")
-_PATTERNS = ("^[a-z0-9_-]+$", "^\\d{4}-\\d{2}-\\d{2}$", "^https?://", "^[A-Z]{2,3}$")
+_PATTERNS = (
+    "^[a-z0-9_-]+$",
+    "^\\d{4}-\\d{2}-\\d{2}$",
+    "^https?://",
+    "^[A-Z]{2,3}$",
+    "[a-z]",
+    "\\.py$",
+    "\\d{3}",
+)
+"""Anchored and unanchored ``pattern``s: JSON Schema matches by search, so ``"[a-z]"``
+accepts ``"A-z!"`` and a validator using ``re.fullmatch`` rejects a valid call (V1)."""
+_FORMATS = ("uri", "date-time", "email", "date", "uuid", "ipv4", "hostname")
+"""``format``s a string property declares. In 2020-12 (and by default before) ``format`` is
+an annotation: a string that does not conform is valid, and a validator asserting it rejects a
+valid call (V1)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -188,7 +220,7 @@ def _leaf(c: _Choices) -> dict[str, Any]:
         if c.one_in(4):
             schema["maxLength"] = c.integer(8, 64)
         if c.one_in(6):
-            schema["format"] = c.pick(("uri", "date-time", "email"))
+            schema["format"] = c.pick(_FORMATS)
     elif kind == "pattern":
         schema = {"type": "string", "pattern": c.pick(_PATTERNS)}
     elif kind == "enum":
