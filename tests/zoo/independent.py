@@ -436,9 +436,10 @@ class AppendsExceptionCause(ZooExecutor):
 class UnwrapsExceptionGroup(ZooExecutor):
     """Reports the first exception inside an ``ExceptionGroup`` (what a task-group runtime
     raises) instead of the group: E4 wants ``"ExceptionGroup: ..."`` for an ordinary
-    exception that happens to be a group."""
+    exception that happens to be a group, and a group holding a ToolEnvironmentError becomes
+    ENV_ERROR, which only a ToolEnvironmentError itself may be (E10)."""
 
-    VIOLATES: ClassVar[tuple[str, ...]] = ("E4",)
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E4", "E10")
 
     def exception_outcome(self, spec: ToolSpec, exc: Exception) -> ActionOutcome:
         inner = getattr(exc, "exceptions", None)
