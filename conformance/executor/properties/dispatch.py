@@ -204,10 +204,12 @@ def check_E8(trial: Trial, scenario: Scenario) -> None:
     # running the handler for an action without a tool call, or for a call the executor then
     # reports as rejected, breaks it.
     # (An accepted call whose handler ran once and whose outcome then says NOT_EXECUTED breaks
-    # what the outcome must be — V1, E3–E5 — not how often the handler ran.)
+    # what the outcome must be — V1, E3–E5 — not how often the handler ran. So does a call
+    # that may go either way (E14): dispatched once, its outcome is E3–E5's and E12's, as E14
+    # judges; only a call the subset rejects may never reach its handler.)
     if calls and (
         expectation.verdict is CallVerdict.NO_TOOL_CALL
-        or (expectation.verdict is not CallVerdict.MUST_ACCEPT and rejected_outcome(observed))
+        or (expectation.verdict is CallVerdict.MUST_REJECT and rejected_outcome(observed))
     ):
         raise violation(
             f"the handler ran {len(calls)}x for an action that was not executed",
