@@ -464,6 +464,11 @@ _DEFAULTS_TOOL = object_tool(
     description="List items.",
 )
 _SPECIAL = (SPECIAL_NAMES_TOOL,)
+_GUARDED_SELF = object_tool(
+    "guarded", {"self": {"type": "string", "minLength": 3}}, description="A guarded note."
+)
+"""E14: a call only full JSON Schema rejects (`minLength`) under a property runtimes treat
+specially (LangChain refuses ``self``): it must be rejected or dispatched, never crash."""
 _REJECTED = (
     _call("count", None),
     _call("read_file", {}),
@@ -552,6 +557,7 @@ def traps() -> dict[str, list[Scenario]]:
             ),
         ],
         "E13": edges.json_leaves(),
+        "E14": [trap(_call("guarded", {"self": "x"}), among=(_GUARDED_SELF,))],
         "E15": [
             trap(_call("search", {"q": "x"})),
             trap(_call("nope", {})),

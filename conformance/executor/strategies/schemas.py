@@ -431,12 +431,14 @@ def schema_pool(seed: int, size: int = 300) -> tuple[dict[str, Any], ...]:
 _NAME_ALPHABETS = (
     "abcdefghijklmnopqrstuvwxyz",
     "ABCXYZ0123456789_.- ",
-    "\t\n\x00\x7f\u00e9\u00df\u0430\u0435\u200b\u00a0",
+    "\t\n\x1f\x7f\u00e9\u00df\u0430\u0435\u200b\u00a0",
     "\u65e5\u672c\u8a9e\U0001f600\u0301\ufeff\u2028/\\\"'{}[]:",
 )
 """Characters of the odd names `_seeded_tool_name` writes: what ``st.text`` draws most often
 that matters to a name lookup (controls, confusables, zero-width and combining marks, CJK,
-astral, JSON syntax)."""
+astral, JSON syntax). No NUL: no real registry names a tool with one, and runtimes that build
+a class per tool (LangGraph's ToolNode, through pydantic) refuse it, which hid their verdicts
+behind a set-up error."""
 
 
 def _seeded_tool_name(rng: random.Random) -> str:
