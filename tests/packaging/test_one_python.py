@@ -26,26 +26,17 @@ def test_plain():
 """
 
 
-def _run(tmp_path: Path, one_python: str | None) -> str:
+def _pytest(tmp_path: Path, variables: dict[str, str], *flags: str) -> str:
+    """Run pytest in `tmp_path` with the real conftest and only these POLYLOOP_ variables."""
     (tmp_path / "tests").mkdir(exist_ok=True)
     (tmp_path / "tests" / "conftest.py").write_text((ROOT / "tests" / "conftest.py").read_text())
-    (tmp_path / "tests" / "test_sample.py").write_text(SAMPLE)
-    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    one_python: see conftest\n")
-    env = {k: v for k, v in os.environ.items() if k != "POLYLOOP_ONE_PYTHON"}
-    if one_python is not None:
-        env["POLYLOOP_ONE_PYTHON"] = one_python
+    (tmp_path / "pytest.ini").write_text(
+        "[pytest]\nmarkers =\n    one_python: see conftest\n    every_python: see conftest\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("POLYLOOP_")}
+    env.update(variables)
     result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-rs",
-            "-p",
-            "no:cacheprovider",
-            "-p",
-            "no:xdist",
-            "tests",
-        ],
+        [sys.executable, "-m", "pytest", *flags, "-rs", "-p", "no:cacheprovider", "-p", "no:xdist"],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -54,6 +45,13 @@ def _run(tmp_path: Path, one_python: str | None) -> str:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout
+
+
+def _run(tmp_path: Path, one_python: str | None) -> str:
+    (tmp_path / "tests").mkdir(exist_ok=True)
+    (tmp_path / "tests" / "test_sample.py").write_text(SAMPLE)
+    variables = {} if one_python is None else {"POLYLOOP_ONE_PYTHON": one_python}
+    return _pytest(tmp_path, variables, "tests")
 
 
 @pytest.mark.parametrize("one_python", [None, RUNNING])
@@ -97,29 +95,10 @@ def _run_kit(tmp_path: Path, full_python: str | None) -> str:
     """A kit test folder and a library test beside it, under the real conftest."""
     tests = tmp_path / "tests"
     (tests / "kit").mkdir(parents=True, exist_ok=True)
-    (tests / "conftest.py").write_text((ROOT / "tests" / "conftest.py").read_text())
     (tests / "kit" / "test_kit_sample.py").write_text(KIT_SAMPLE)
     (tests / "test_library.py").write_text("def test_library():\n    pass\n")
-    (tmp_path / "pytest.ini").write_text(
-        "[pytest]\nmarkers =\n    one_python: see conftest\n    every_python: see conftest\n"
-    )
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("POLYLOOP_ONE_PYTHON", "POLYLOOP_FULL_PYTHON")
-    }
-    if full_python is not None:
-        env["POLYLOOP_FULL_PYTHON"] = full_python
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-v", "-rs", "-p", "no:cacheprovider", "-p", "no:xdist"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    return result.stdout
+    variables = {} if full_python is None else {"POLYLOOP_FULL_PYTHON": full_python}
+    return _pytest(tmp_path, variables, "-v")
 
 
 @pytest.mark.parametrize("full_python", [None, RUNNING])
