@@ -2,8 +2,9 @@
 are caught on their clause, the set-up errors are one line.
 
 Every lifetime is a process start, so CI keeps to the reference (through `RecoveryContract`,
-whose clause tests share one set of lifetimes) and one trap per broken runtime; the full
-campaign (every zoo entry certified, more schedules) runs with ``POLYLOOP_RECOVERY_CAMPAIGN=1``.
+whose clause tests share one set of lifetimes) and one trap per broken or realistic runtime;
+the full campaign (every zoo entry certified, more schedules) runs with
+``POLYLOOP_RECOVERY_CAMPAIGN=1``.
 """
 
 from __future__ import annotations
@@ -138,6 +139,17 @@ def test_each_realistic_broken_runtime_is_caught_on_its_clauses(name: str) -> No
     exactly the clauses `REALISTIC` lists (every one is a trap the reference certifies on)."""
     failing = _failing(f"zoo.recovery:{name}", _REALISTIC_CATCH[name])
     assert set(failing) == set(REALISTIC[name]), failing
+
+
+@pytest.mark.skipif(not CAMPAIGN, reason="campaign: POLYLOOP_RECOVERY_CAMPAIGN=1")
+@pytest.mark.parametrize("name", sorted(REALISTIC))
+def test_campaign_certify_fails_each_realistic_runtime_on_its_clauses(name: str) -> None:
+    import importlib
+
+    target = getattr(importlib.import_module("zoo.recovery"), name)
+    report = certify(target, profile="fast")
+    failing = {r.id for r in report.results if r.status not in ("pass", "skipped")}
+    assert set(REALISTIC[name]) <= failing, report.to_text()
 
 
 @pytest.mark.parametrize("name", UNUSUAL)

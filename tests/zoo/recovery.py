@@ -1,4 +1,5 @@
-"""Durable runtimes for the recovery subject (section 12): one bug per J clause, and unusual but
+"""Durable runtimes for the recovery subject (section 12): one bug per J clause, realistic bugs
+(crash-recovery.md section 2's reports, each by a mechanism of its own), and unusual but
 correct ones. Each is a module-level factory ``factory(registry, directory)``, so the kit's
 lifetimes (fresh processes) import it as ``zoo.recovery:<name>``.
 
@@ -609,7 +610,7 @@ class _RetriedCommitStore(JsonLinesStore):
 
     def append(self, batch_id: str, kind: str, index: int, body: Any) -> None:
         super().append(batch_id, kind, index, body)
-        if kind == "committed" and index == 0:
+        if kind == "committed":  # the retry: the first write had landed all the same
             super().append(batch_id, kind, index, body)
 
 
