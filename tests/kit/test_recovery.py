@@ -2,8 +2,9 @@
 are caught on their clause, the set-up errors are one line.
 
 Every lifetime is a process start, so CI keeps to the reference (through `RecoveryContract`,
-whose clause tests share one set of lifetimes) and one trap per broken runtime; the full
-campaign (every zoo entry certified, more schedules) runs with ``POLYLOOP_RECOVERY_CAMPAIGN=1``.
+whose clause tests share one set of lifetimes) and one trap per broken or realistic runtime;
+the full campaign (every zoo entry certified, more schedules) runs with
+``POLYLOOP_RECOVERY_CAMPAIGN=1``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import sys
 from typing import Any
 
 import pytest
-from zoo.recovery import BROKEN, UNUSUAL
+from zoo.recovery import BROKEN, REALISTIC, UNUSUAL
 
 from conformance import RecoveryContract, certify
 from conformance.catalog import get
@@ -113,6 +114,42 @@ def test_J4_polyloops_own_not_run_bug_is_caught_and_the_fixed_reference_passes()
     assert set(failing) == {"J2"}, failing
     assert "entered in lifetime 0" in failing["J2"]
     assert _failing("conformance.recovery.reference:factory", _STOPPED_RESUME) == {}
+
+
+_REALISTIC_CATCH: dict[str, Schedule] = {
+    "realistic_journal_flushed_on_exit": TRAPS[1],  # NEVER call 1 killed after its effect
+    "realistic_in_doubt_pruned_as_not_started": TRAPS[0],  # NEVER call killed on entry
+    "realistic_interrupted_reported_executed": TRAPS[0],
+    "realistic_interrupted_result_not_persisted": TRAPS[1],  # the stop's commit is lost
+    "realistic_attempts_not_counted": TRAPS[12],  # a call that kills its process
+    "realistic_index_committed_twice": TRAPS[3],
+    "realistic_started_written_after_entry": TRAPS[0],
+    "realistic_damaged_store_started_afresh": TRAPS[11],  # a flipped byte
+    "realistic_policy_migration_loosens_never": TRAPS[6],  # NEVER -> SAFE after the crash
+    "realistic_changed_batch_wipes_journal": TRAPS[10],  # a changed batch, same id
+    "realistic_workflow_retry_reruns_never": TRAPS[1],
+    "realistic_restored_results_discarded": TRAPS[3],  # call 0 committed, call 1 in doubt
+}
+
+
+@pytest.mark.parametrize("name", sorted(REALISTIC))
+def test_each_realistic_broken_runtime_is_caught_on_its_clauses(name: str) -> None:
+    """Section 2's reported bugs, each by a mechanism of its own (a journal flushed on exit,
+    a write-behind `started`, a header migration...): one pinned schedule catches each on
+    exactly the clauses `REALISTIC` lists (every one is a trap the reference certifies on)."""
+    failing = _failing(f"zoo.recovery:{name}", _REALISTIC_CATCH[name])
+    assert set(failing) == set(REALISTIC[name]), failing
+
+
+@pytest.mark.skipif(not CAMPAIGN, reason="campaign: POLYLOOP_RECOVERY_CAMPAIGN=1")
+@pytest.mark.parametrize("name", sorted(REALISTIC))
+def test_campaign_certify_fails_each_realistic_runtime_on_its_clauses(name: str) -> None:
+    import importlib
+
+    target = getattr(importlib.import_module("zoo.recovery"), name)
+    report = certify(target, profile="fast")
+    failing = {r.id for r in report.results if r.status not in ("pass", "skipped")}
+    assert set(REALISTIC[name]) <= failing, report.to_text()
 
 
 @pytest.mark.parametrize("name", UNUSUAL)
