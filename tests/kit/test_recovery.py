@@ -14,7 +14,8 @@ import sys
 from typing import Any
 
 import pytest
-from zoo.recovery import BROKEN, REALISTIC, UNUSUAL
+from zoo.recovery import BROKEN, UNUSUAL
+from zoo.recovery_realistic import REALISTIC
 
 from conformance import RecoveryContract, certify
 from conformance.catalog import get
@@ -109,7 +110,7 @@ def test_J4_polyloops_own_not_run_bug_is_caught_and_the_fixed_reference_passes()
     runtime that never made `started` durable shows exactly the same, so the kit names J2 and
     its expected line says the call is in doubt (interrupted or re-run)."""
     failing = _failing(
-        "zoo.recovery:realistic_j4_in_doubt_safe_not_run_after_a_stop", _STOPPED_RESUME
+        "zoo.recovery_realistic:realistic_j4_in_doubt_safe_not_run_after_a_stop", _STOPPED_RESUME
     )
     assert set(failing) == {"J2"}, failing
     assert "entered in lifetime 0" in failing["J2"]
@@ -137,7 +138,7 @@ def test_each_realistic_broken_runtime_is_caught_on_its_clauses(name: str) -> No
     """Section 2's reported bugs, each by a mechanism of its own (a journal flushed on exit,
     a write-behind `started`, a header migration...): one pinned schedule catches each on
     exactly the clauses `REALISTIC` lists (every one is a trap the reference certifies on)."""
-    failing = _failing(f"zoo.recovery:{name}", _REALISTIC_CATCH[name])
+    failing = _failing(f"zoo.recovery_realistic:{name}", _REALISTIC_CATCH[name])
     assert set(failing) == set(REALISTIC[name]), failing
 
 
@@ -146,7 +147,7 @@ def test_each_realistic_broken_runtime_is_caught_on_its_clauses(name: str) -> No
 def test_campaign_certify_fails_each_realistic_runtime_on_its_clauses(name: str) -> None:
     import importlib
 
-    target = getattr(importlib.import_module("zoo.recovery"), name)
+    target = getattr(importlib.import_module("zoo.recovery_realistic"), name)
     report = certify(target, profile="fast")
     failing = {r.id for r in report.results if r.status not in ("pass", "skipped")}
     assert set(REALISTIC[name]) <= failing, report.to_text()
