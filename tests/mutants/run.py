@@ -202,6 +202,60 @@ docstring and `__slots__ = ("error",)`, which no operator mutates."""
 _ON_PATH = {**PATH_FUNCTIONS, **BATCH_PATH_FUNCTIONS}
 """Both subjects' paths, by module (their modules are disjoint)."""
 
+POLICY_MODULES = ("polyloop/policy.py", "polyloop/tools.py")
+POLICY_PATH_FUNCTIONS = {
+    "polyloop/policy.py": {"<module>", "Decision.<body>"},
+    "polyloop/tools.py": {
+        "RegistryExecutor.execute",
+        "_denied",
+        "_policy_if_active",
+        "_decide",
+        "_Track.<body>",
+        "_Track.__init__",
+        "_HandlerRaised.<body>",
+        "_HandlerRaised.__init__",
+        "_Chain.<body>",
+        "_Chain.__init__",
+        "_Chain.at",
+        "_Chain.wrap",
+        "_Chain.enter",
+        "_chain",
+        "_policed",
+        "_never",
+        "_execute_policed",
+    },
+}
+"""The policy path (issue 33, contract section 11): what an executor built with a `ToolPolicy`
+runs between admission and the outcome — `execute`'s policed branch, `_execute_policed` and
+`_policed` (the cancellation reading of P9), the deciders and approver (`_decide`, `_denied`,
+P3–P6), the wrapper chain and the handler entry (`_Chain`, `_chain`, `_Track`, P8–P10) with the
+post-processors, `_policy_if_active` (a `ToolPolicy()` that changes nothing is no policy), and
+the `Decision` values the stages compare by identity. Not on it (`POLICY_OFF_PATH`), so judged by
+the library tests only: the construction checks of `polyloop/policy.py`, which refuse to build a
+`Verdict` or `ToolPolicy` (the kit builds valid ones only, as it builds its executors).
+
+Only these functions (both sets) are mutated for `--subject policy`: the rest of
+`polyloop/tools.py` (admission, `_run`, `_map_result`, `_map_exception`, the module's
+constants) is the executor subject's population, mutated there."""
+
+POLICY_OFF_PATH = {
+    "polyloop/policy.py": {
+        "Verdict.<body>",
+        "Verdict.__post_init__",
+        "_listeners",
+        "_check_async",
+        "ToolPolicy.<body>",
+        "ToolPolicy.__post_init__",
+    },
+}
+"""Every function of `polyloop/policy.py` is on `POLICY_PATH_FUNCTIONS` or here (a test checks
+it, so a new function is classified on purpose)."""
+
+
+def policy_factory(registry: Any, policy: Any) -> Any:
+    """The policy factory the policy subject's kit judge certifies on P1–P12."""
+    return registry.executor(policy=policy)
+
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Subject:
@@ -217,6 +271,12 @@ class Subject:
     results: Path
     logs: Path
     reach_prefix: str
+    path: dict[str, set[str]] | None = None
+    """The functions on the subject's path (default `_ON_PATH`, both older subjects')."""
+    population: dict[str, set[str]] | None = None
+    """When set, only mutants of these functions are made (the modules are shared)."""
+    tests: str = "test_*.py"
+    """The library tests that judge the subject (a glob under `tests/`)."""
 
 
 SUBJECTS = {
@@ -239,6 +299,22 @@ SUBJECTS = {
         results=CACHE_DIR / "results-batch.json",
         logs=CACHE_DIR / "logs-batch",
         reach_prefix="reach-batch-",
+    ),
+    "policy": Subject(
+        name="policy",
+        modules=POLICY_MODULES,
+        target="policy_factory",
+        clause_kinds="P",
+        equivalent_file=ROOT / "tests" / "mutants" / "equivalent_policy.toml",
+        results=CACHE_DIR / "results-policy.json",
+        logs=CACHE_DIR / "logs-policy",
+        reach_prefix="reach-policy-",
+        path=POLICY_PATH_FUNCTIONS,
+        population={
+            module: POLICY_PATH_FUNCTIONS.get(module, set()) | POLICY_OFF_PATH.get(module, set())
+            for module in POLICY_MODULES
+        },
+        tests="test_policy*.py",
     ),
 }
 SUBJECT = SUBJECTS["executor"]
@@ -266,7 +342,8 @@ class Mutant:
 
     @property
     def on_path(self) -> bool:
-        return self.function in _ON_PATH.get(self.module, set())
+        paths = _ON_PATH if SUBJECT.path is None else SUBJECT.path
+        return self.function in paths.get(self.module, set())
 
 
 def _scopes(source: str) -> tuple[list[tuple[int, int, str]], list[tuple[int, int]]]:
@@ -361,7 +438,7 @@ def generate(jobs: int) -> list[Mutant]:
     cache = CACHE_DIR / f"mutants-{digest}.pickle"
     if cache.exists():
         cached: list[Mutant] = pickle.loads(cache.read_bytes())
-        return cached
+        return _population(cached)
     tasks: list[tuple[str, str, int]] = []
     for module, source in sources.items():
         tree = get_ast(source)
@@ -407,7 +484,23 @@ def generate(jobs: int) -> list[Mutant]:
         )
     CACHE_DIR.mkdir(parents=True, exist_ok=True)
     cache.write_bytes(pickle.dumps(mutants))
-    return mutants
+    return _population(mutants)
+
+
+def _population(mutants: list[Mutant]) -> list[Mutant]:
+    """The subject's mutants: those of its `population` functions when it names some."""
+    kept = SUBJECT.population
+    if kept is None:
+        return mutants
+    return [m for m in mutants if m.function in kept.get(m.module, set())]
+
+
+def target() -> Any:
+    """What the subject's kit judge certifies: a polyloop class, or a factory of this module."""
+    import polyloop
+
+    found = getattr(polyloop, SUBJECT.target, None)
+    return found if found is not None else globals()[SUBJECT.target]
 
 
 # ---- loading a mutant in memory ---------------------------------------------------------------
@@ -653,7 +746,8 @@ def _kit_verdict(
         fresh_import(mutant)
     try:
         from conformance import certify
-        from polyloop import RegistryExecutor
+
+        RegistryExecutor = target()  # the executor subject's class, or a factory
     except Exception as exc:
         return {"status": "killed", "clause": "import", "detail": repr(exc)[:300]}
     if USE_FAIL_FAST:
@@ -721,12 +815,11 @@ def _clause_reach(clause: str) -> dict[str, Any]:
     cov = _coverage()
     cov.start()
     started = time.monotonic()
-    import polyloop
     from conformance import certify
 
-    target = getattr(polyloop, SUBJECT.target)
+    subject_target = target()
     try:
-        report = certify(target, only=[clause], level="strict", profile="ci", seed=0)
+        report = certify(subject_target, only=[clause], level="strict", profile="ci", seed=0)
     except ValueError:
         cov.stop()
         return {"status": "not-certified"}
@@ -773,7 +866,7 @@ def _tests_reach(test_file: str) -> dict[str, Any]:
 def library_tests() -> list[str]:
     return sorted(
         f"tests/{path.name}"
-        for path in (ROOT / "tests").glob("test_*.py")
+        for path in (ROOT / "tests").glob(SUBJECT.tests)
         if path.name not in EXCLUDED_TESTS
     )
 
@@ -856,8 +949,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=tuple(SUBJECTS),
         default="executor",
         help="executor: polyloop/tools.py, _json.py, types.py judged by certify(RegistryExecutor); "
-        "batch: polyloop/batch.py judged by certify(RegistryBatchExecutor) on B1-B18 (each "
-        "rewrites its own section of --report)",
+        "batch: polyloop/batch.py judged by certify(RegistryBatchExecutor) on B1-B18; "
+        "policy: the policy stages of polyloop/tools.py and polyloop/policy.py judged by "
+        "certify(policy_factory) on P1-P12 "
+        "(each rewrites its own section of --report)",
     )
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--report", default=str(ROOT / "docs" / "detection.md"))

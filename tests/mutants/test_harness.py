@@ -18,18 +18,22 @@ from run import (
     BATCH_OFF_PATH,
     BATCH_PATH_FUNCTIONS,
     PATH_FUNCTIONS,
+    POLICY_OFF_PATH,
+    POLICY_PATH_FUNCTIONS,
     ROOT,
     SUBJECTS,
     Mutant,
     _batch_kit_verdict,
     _equivalents,
     _Job,
+    _kit_verdict,
     _locate,
     _scopes,
     annotation_only,
     code_patches,
     functools_partial,
     live_functions,
+    policy_factory,
     run_jobs,
     with_annotation_only,
 )
@@ -303,7 +307,7 @@ def test_a_report_without_markers_is_kept_as_the_executor_section() -> None:
     assert compose(legacy, "executor", "new") == "\n".join([*markers("executor"), ""]).replace(
         markers("executor")[0], markers("executor")[0] + "\nnew"
     )
-    assert SECTION_ORDER == ("executor", "batch")
+    assert SECTION_ORDER == ("executor", "batch", "policy")
 
 
 def test_text_outside_the_sections_is_kept() -> None:
@@ -393,6 +397,77 @@ def test_subjects_keep_their_own_files() -> None:
     for field in ("results", "logs", "equivalent_file", "reach_prefix"):
         assert getattr(executor, field) != getattr(batch, field), field
     assert batch.target == "RegistryBatchExecutor" and "B" in batch.clause_kinds
+
+
+# ---- the policy subject (issue 33) -----------------------------------------------------------
+
+
+def test_policy_path_functions_classify_every_policy_function() -> None:
+    """Every function of polyloop/policy.py is on the policy path or off it, and every function
+    of polyloop/tools.py's policy section (from `# --- policy`) is on the policy path or is one
+    the executor subject mutates: a renamed or new policy function fails this test."""
+    policy_source = (ROOT / "polyloop/policy.py").read_text(encoding="utf-8")
+    functions = {name for _, _, name in _scopes(policy_source)[0]} | {"<module>"}
+    on_path = POLICY_PATH_FUNCTIONS["polyloop/policy.py"]
+    off_path = POLICY_OFF_PATH["polyloop/policy.py"]
+    assert not on_path & off_path
+    assert on_path | off_path == functions, sorted(functions ^ (on_path | off_path))
+
+    tools_source = (ROOT / "polyloop/tools.py").read_text(encoding="utf-8")
+    section = tools_source[: tools_source.index("# --- policy")].count("\n") + 1
+    tools_functions = {name for _, _, name in _scopes(tools_source)[0]}
+    stages = {name for first, _, name in _scopes(tools_source)[0] if first > section}
+    policy_tools = POLICY_PATH_FUNCTIONS["polyloop/tools.py"]
+    assert policy_tools <= tools_functions, sorted(policy_tools - tools_functions)
+    executor_path = PATH_FUNCTIONS["polyloop/tools.py"]
+    assert stages <= policy_tools | executor_path, sorted(stages - policy_tools - executor_path)
+    assert {"_decide", "_chain", "_Chain.enter", "_execute_policed"} <= policy_tools
+    # The policy subject's mutants are the policy functions only, judged on its own path.
+    policy = SUBJECTS["policy"]
+    assert policy.population is not None and policy.path is POLICY_PATH_FUNCTIONS
+    assert set(policy.population["polyloop/tools.py"]) == policy_tools
+    assert set(policy.population["polyloop/policy.py"]) == functions
+
+
+def test_policy_subject_keeps_its_own_files_and_certifies_a_policy_factory() -> None:
+    from conformance.policy.subject import policy_parameter
+
+    policy = SUBJECTS["policy"]
+    for other in ("executor", "batch"):
+        for field in ("results", "logs", "equivalent_file", "reach_prefix"):
+            assert getattr(policy, field) != getattr(SUBJECTS[other], field), (other, field)
+    assert policy.clause_kinds == "P" and policy.tests == "test_policy*.py"
+    assert policy.target == policy_factory.__name__
+    assert policy_parameter(policy_factory) is not None  # the kit claims it as a policy factory
+
+
+def test_P3_policy_kit_judge_kills_stages_that_let_a_denial_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The policy subject's kit judge, in a forked child as a run does it: a `_decide` that
+    ignores the deciders' denials fails a P clause (the test process keeps the reference)."""
+    import run
+
+    import polyloop  # noqa: F401
+
+    monkeypatch.setattr(run, "SUBJECT", SUBJECTS["policy"])
+    source = (ROOT / "polyloop/tools.py").read_text(encoding="utf-8")
+    old, new = "    if denials is not None:\n", "    if denials is None:\n"
+    assert source.count(old) == 1
+    lets_through = Mutant(
+        id="_decide::denials",
+        module="polyloop/tools.py",
+        operator="core/ReplaceComparisonOperator_IsNot_Is",
+        occurrence=0,
+        function="_decide",
+        lines=(1, 1),
+        diff="",
+        source=source.replace(old, new),
+    )
+    assert lets_through.on_path and code_patches(lets_through)
+    work = functools_partial(_kit_verdict, lets_through, ["P3"], live_functions())
+    found = _judge(_Job(("m", "kit"), work, 300, tmp_path / "kit.log"))
+    assert found["status"] == "killed" and found["clause"] == "P3", found
 
 
 def _batch_replaced(old: str, new: str) -> Mutant:
