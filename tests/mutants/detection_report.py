@@ -175,10 +175,14 @@ def _policy_intro(partial: bool) -> list[str]:
         "whose reference run executes the mutated statement, fastest first.",
         "",
         "A mutant is *detected* when the judge fails, times out or dies on it. The policy path "
-        "is listed in `POLICY_PATH_FUNCTIONS`; the kit judges only mutants on it (elsewhere: "
-        "the construction checks of `Verdict` and `ToolPolicy`, which refuse to build a value "
-        "the kit never builds); the library tests judge every mutant. Mutants that change only "
-        "function annotations are provably equivalent and not judged.",
+        "is listed in `POLICY_PATH_FUNCTIONS`; the kit judges only mutants on it (elsewhere, "
+        "`POLICY_OFF_PATH`: the construction checks of `Verdict` and `ToolPolicy`, which "
+        "refuse to build a value the kit never builds; `_execute_policed`, `_policed` and "
+        "`_never`, the route of 3.10, of a call driven outside a task and of the batch, which "
+        "`execute` on 3.11+ writes out; `_Track` and `_HandlerRaised`, a batch's per-call "
+        "record); the library tests judge every mutant. `RegistryExecutor.execute` is on both "
+        "this path and the executor subject's. Mutants that change only function annotations "
+        "are provably equivalent and not judged.",
         "",
     ]
 

@@ -210,29 +210,29 @@ POLICY_PATH_FUNCTIONS = {
         "_denied",
         "_policy_if_active",
         "_decide",
-        "_Track.<body>",
-        "_Track.__init__",
-        "_HandlerRaised.<body>",
-        "_HandlerRaised.__init__",
         "_Chain.<body>",
         "_Chain.__init__",
         "_Chain.at",
         "_Chain.wrap",
         "_Chain.enter",
         "_chain",
-        "_policed",
-        "_never",
-        "_execute_policed",
     },
 }
 """The policy path (issue 33, contract section 11): what an executor built with a `ToolPolicy`
-runs between admission and the outcome — `execute`'s policed branch, `_execute_policed` and
-`_policed` (the cancellation reading of P9), the deciders and approver (`_decide`, `_denied`,
-P3–P6), the wrapper chain and the handler entry (`_Chain`, `_chain`, `_Track`, P8–P10) with the
+runs between admission and the outcome — `execute`'s policed branch (with `_policed` written
+out, and the cancellation reading of P9), the deciders and approver (`_decide`, `_denied`,
+P3–P6), the wrapper chain and the handler entry (`_Chain`, `_chain`, P8–P10) with the
 post-processors, `_policy_if_active` (a `ToolPolicy()` that changes nothing is no policy), and
 the `Decision` values the stages compare by identity. Not on it (`POLICY_OFF_PATH`), so judged by
-the library tests only: the construction checks of `polyloop/policy.py`, which refuse to build a
-`Verdict` or `ToolPolicy` (the kit builds valid ones only, as it builds its executors).
+the library tests only:
+
+- the construction checks of `polyloop/policy.py`, which refuse to build a `Verdict` or
+  `ToolPolicy` (the kit builds valid ones only, as it builds its executors);
+- `_execute_policed`, `_policed` and `_never`: on 3.11+ an `execute` awaited in a task (as the
+  kit always awaits it) runs `_policed` written out in `execute`; these run on 3.10, for a
+  coroutine driven by hand outside a task, and (`_policed`) in `RegistryBatchExecutor`;
+- `_Track` and `_HandlerRaised`: a batch's per-call record (P9, P10 in a batch); a plain
+  executor's chain has no track. The policy factory certified here builds plain executors.
 
 Only these functions (both sets) are mutated for `--subject policy`: the rest of
 `polyloop/tools.py` (admission, `_run`, `_map_result`, `_map_exception`, the module's
@@ -247,9 +247,18 @@ POLICY_OFF_PATH = {
         "ToolPolicy.<body>",
         "ToolPolicy.__post_init__",
     },
+    "polyloop/tools.py": {
+        "_policed",
+        "_never",
+        "_execute_policed",
+        "_Track.<body>",
+        "_Track.__init__",
+        "_HandlerRaised.<body>",
+        "_HandlerRaised.__init__",
+    },
 }
-"""Every function of `polyloop/policy.py` is on `POLICY_PATH_FUNCTIONS` or here (a test checks
-it, so a new function is classified on purpose)."""
+"""Every function of `polyloop/policy.py`, and of the policy section of `polyloop/tools.py`, is on
+`POLICY_PATH_FUNCTIONS` or here (a test checks it, so a new function is classified on purpose)."""
 
 
 def policy_factory(registry: Any, policy: Any) -> Any:

@@ -418,14 +418,19 @@ def test_policy_path_functions_classify_every_policy_function() -> None:
     tools_functions = {name for _, _, name in _scopes(tools_source)[0]}
     stages = {name for first, _, name in _scopes(tools_source)[0] if first > section}
     policy_tools = POLICY_PATH_FUNCTIONS["polyloop/tools.py"]
-    assert policy_tools <= tools_functions, sorted(policy_tools - tools_functions)
+    off_tools = POLICY_OFF_PATH["polyloop/tools.py"]
+    assert not policy_tools & off_tools
+    assert policy_tools | off_tools <= tools_functions, sorted(
+        (policy_tools | off_tools) - tools_functions
+    )
     executor_path = PATH_FUNCTIONS["polyloop/tools.py"]
-    assert stages <= policy_tools | executor_path, sorted(stages - policy_tools - executor_path)
-    assert {"_decide", "_chain", "_Chain.enter", "_execute_policed"} <= policy_tools
+    classified = policy_tools | off_tools | executor_path
+    assert stages <= classified, sorted(stages - classified)
+    assert {"_decide", "_chain", "_Chain.enter", "RegistryExecutor.execute"} <= policy_tools
     # The policy subject's mutants are the policy functions only, judged on its own path.
     policy = SUBJECTS["policy"]
     assert policy.population is not None and policy.path is POLICY_PATH_FUNCTIONS
-    assert set(policy.population["polyloop/tools.py"]) == policy_tools
+    assert set(policy.population["polyloop/tools.py"]) == policy_tools | off_tools
     assert set(policy.population["polyloop/policy.py"]) == functions
 
 
