@@ -9,16 +9,14 @@ passing for the search and makes the clause ``skipped`` with the reason, never `
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import hypothesis
 import hypothesis.errors
-from hypothesis import example, given
 
-from conformance._core import hypo
 from conformance._core.outcome import ClauseOutcome, TargetError
 from conformance._core.report import ClauseStatus, Counterexample
+from conformance._core.search import SearchState, run_search
 from conformance.batch.drive import Schedule
 from conformance.batch.harness import SCHEMA
 from conformance.batch.judge import BatchViolation, Inconclusive
@@ -27,14 +25,6 @@ from conformance.batch.together import Together
 from conformance.batch.trial import BatchTrial, Stuck
 
 __all__ = ["counterexample_of", "search_batch_clause"]
-
-
-@dataclass(kw_only=True)
-class _State:
-    examples: int = 0
-    failure: tuple[Any, BatchViolation] | None = None
-    inconclusive: str | None = None
-    stop: BaseException | None = None
 
 
 def _action_json(action: Any) -> dict[str, Any]:
@@ -75,44 +65,19 @@ def _run(
     label: str,
     *,
     traps: bool = True,
-) -> tuple[_State, BaseException | None]:
-    """One Hypothesis run of the clause's property (its traps first, unless `traps` is off):
-    what it saw, and the exception it ended with (None: it passed)."""
-    state = _State()
-
-    def test(case: Any) -> None:
-        if state.stop is not None:
-            raise state.stop
-        if state.failure is None:
-            state.examples += 1
-        try:
-            prop.check(trial, case)
-        except Inconclusive as why:
-            state.inconclusive = state.inconclusive or str(why)
-        except BatchViolation as found:
-            state.failure = (case, found)
-            raise
-        except (TargetError, Stuck) as exc:
-            state.stop = exc
-            raise
-
-    hypo.add_digest(test, f"{prop.clause}:{label}".encode())
-    wrapped: Any = test
-    for trap in reversed(prop.traps if traps else ()):
-        wrapped = example(trap)(wrapped)
-    wrapped = given(prop.cases())(wrapped)
-    wrapped = settings(hypothesis.seed(seed)(wrapped))
-    try:
-        wrapped()
-    except (
-        TargetError,
-        Stuck,
-        BatchViolation,
-        hypothesis.errors.Flaky,
-        hypothesis.errors.FailedHealthCheck,
-    ) as exc:
-        return state, exc
-    return state, None
+) -> tuple[SearchState, BaseException | None]:
+    """One Hypothesis run of the clause's property (its traps first, unless `traps` is off)."""
+    return run_search(
+        lambda case: prop.check(trial, case),
+        prop.cases(),
+        prop.traps if traps else (),
+        settings,
+        seed,
+        f"{prop.clause}:{label}",
+        violation=BatchViolation,
+        inconclusive=Inconclusive,
+        stops=(TargetError, Stuck),
+    )
 
 
 def _shrunk(
@@ -121,17 +86,20 @@ def _shrunk(
     settings: hypothesis.settings,
     seed: int,
     label: str,
-    state: _State,
+    state: SearchState,
 ) -> tuple[Any, BatchViolation, str]:
     """A failure a fixed trap found, shrunk: the generated search run again without the traps
     gives Hypothesis's smallest failing schedule when it finds one; else the trap stands."""
     assert state.failure is not None
     case, found = state.failure
+    assert isinstance(found, BatchViolation)
     if case not in prop.traps:
         return case, found, ""
     again, exc = _run(prop, trial, settings, seed, label, traps=False)
     if isinstance(exc, BatchViolation) and again.failure is not None:
-        return (*again.failure, "")
+        shrunk, violation = again.failure
+        assert isinstance(violation, BatchViolation)
+        return shrunk, violation, ""
     return case, found, " (a fixed schedule of the kit's; generated schedules did not fail)"
 
 

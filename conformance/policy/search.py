@@ -9,19 +9,17 @@ example Hypothesis records is the minimal one; the same ``--seed`` replays it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import hypothesis
 import hypothesis.errors
-from hypothesis import example, given
 
-from conformance._core import hypo
 from conformance._core.capture import OutputCapture
 from conformance._core.deadline import DeadlineRunner
 from conformance._core.limits import GRACE
 from conformance._core.outcome import ClauseOutcome, TargetError
 from conformance._core.report import ClauseStatus, Counterexample
+from conformance._core.search import run_search
 from conformance._core.text import describe_exception
 from conformance.policy.checks_decide import Case
 from conformance.policy.harness import SCHEMA, FactoryFailed, Unsettled
@@ -79,14 +77,6 @@ class PolicyTrial:
             raise error
 
 
-@dataclass(kw_only=True)
-class _State:
-    examples: int = 0
-    failure: tuple[Any, PolicyViolation] | None = None
-    inconclusive: str | None = None
-    stop: BaseException | None = None
-
-
 def counterexample_of(case: Any, found: PolicyViolation) -> Counterexample:
     if not isinstance(case, Case):  # a batch (P11)
         return Counterexample(
@@ -130,41 +120,27 @@ def search_policy_clause(
     label: str,
 ) -> ClauseOutcome:
     """Run one policy clause's property under Hypothesis and say what it concluded."""
-    state = _State()
-
-    def test(case: Any) -> None:
-        if state.stop is not None:
-            raise state.stop
-        if state.failure is None:
-            state.examples += 1
-        try:
-            trial.check(prop, case)
-        except Unsettled as why:
-            state.inconclusive = state.inconclusive or str(why)
-        except PolicyViolation as found:
-            state.failure = (case, found)
-            raise
-        except (TargetError, Stuck) as exc:
-            state.stop = exc
-            raise
-
-    hypo.add_digest(test, f"{prop.clause}:{label}".encode())
-    wrapped: Any = test
-    for trap in reversed(prop.traps):
-        wrapped = example(trap)(wrapped)
-    wrapped = given(prop.cases())(wrapped)
     more = type(settings)(settings, max_examples=settings.max_examples * EXAMPLES_FACTOR)
-    wrapped = more(hypothesis.seed(seed)(wrapped))
-    try:
-        wrapped()
-    except (TargetError, Stuck) as exc:
+    state, exc = run_search(
+        lambda case: trial.check(prop, case),
+        prop.cases(),
+        prop.traps,
+        more,
+        seed,
+        f"{prop.clause}:{label}",
+        violation=PolicyViolation,
+        inconclusive=Unsettled,
+        stops=(TargetError, Stuck),
+    )
+    if isinstance(exc, (TargetError, Stuck)):
         return ClauseOutcome(verdict=ClauseStatus.ERROR, examples=state.examples, message=str(exc))
-    except (PolicyViolation, hypothesis.errors.Flaky) as exc:
+    if isinstance(exc, (PolicyViolation, hypothesis.errors.Flaky)):
         if state.failure is None:
             return ClauseOutcome(
                 verdict=ClauseStatus.ERROR, examples=state.examples, message=str(exc)
             )
         case, found = state.failure
+        assert isinstance(found, PolicyViolation)
         note = ""
         if isinstance(exc, hypothesis.errors.Flaky):
             note = " (flaky: replaying this example did not fail the same way)"
@@ -174,7 +150,7 @@ def search_policy_clause(
             message=found.message + note,
             counterexample=counterexample_of(case, found),
         )
-    except hypothesis.errors.FailedHealthCheck as exc:
+    if isinstance(exc, hypothesis.errors.FailedHealthCheck):
         message = f"Hypothesis health check failed: {exc}"
         return ClauseOutcome(verdict=ClauseStatus.ERROR, examples=state.examples, message=message)
     if state.inconclusive is not None:

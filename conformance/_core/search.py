@@ -1,0 +1,82 @@
+"""One clause's Hypothesis run, shared by the subjects whose properties check one drawn case at
+a time: the traps first (explicit examples), then generated cases, shrunk on failure.
+
+A subject passes its check and the exception types that mean "violation", "inconclusive" and
+"stop the search" (the target failed or hung); what the run saw comes back as a `SearchState`
+and the exception it ended with, which the subject turns into its `ClauseOutcome`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import hypothesis
+import hypothesis.errors
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from conformance._core import hypo
+
+__all__ = ["SearchState", "run_search"]
+
+
+@dataclass(kw_only=True)
+class SearchState:
+    examples: int = 0
+    failure: tuple[Any, BaseException] | None = None
+    inconclusive: str | None = None
+    stop: BaseException | None = None
+
+
+def run_search(
+    check: Callable[[Any], None],
+    cases: st.SearchStrategy[Any],
+    traps: Sequence[Any],
+    settings: hypothesis.settings,
+    seed: int,
+    digest: str,
+    *,
+    violation: type[BaseException],
+    inconclusive: type[BaseException],
+    stops: tuple[type[BaseException], ...],
+) -> tuple[SearchState, BaseException | None]:
+    """Run `check` on `traps`, then on `cases`: what it saw, and the exception the run ended
+    with (None: it passed). A `violation` is the failure (kept with its case), an
+    `inconclusive` is noted and the search goes on, one of `stops` ends it."""
+    state = SearchState()
+
+    def test(case: Any) -> None:
+        if state.stop is not None:
+            raise state.stop
+        if state.failure is None:
+            state.examples += 1
+        try:
+            check(case)
+        except inconclusive as why:
+            state.inconclusive = state.inconclusive or str(why)
+        except violation as found:
+            state.failure = (case, found)
+            raise
+        except stops as exc:
+            state.stop = exc
+            raise
+
+    hypo.add_digest(test, digest.encode())
+    wrapped: Any = test
+    for trap in reversed(traps):
+        wrapped = example(trap)(wrapped)
+    wrapped = given(cases)(wrapped)
+    wrapped = settings(hypothesis.seed(seed)(wrapped))
+    ended: tuple[type[BaseException], ...] = (
+        violation,
+        *stops,
+        hypothesis.errors.Flaky,
+        hypothesis.errors.FailedHealthCheck,
+    )
+    try:
+        wrapped()
+    except ended as exc:
+        return state, exc
+    return state, None
