@@ -182,8 +182,8 @@ class _StoreJournal:
         self._in_doubt = in_doubt
         self._entered: set[int] = set()
         self._seen: set[int] = set()
+        # In-doubt calls this lifetime did not enter again: committed interrupted (J4).
         self.replaced: set[int] = set()
-        """In-doubt calls this lifetime did not enter again: committed interrupted (J4)."""
 
     async def started(self, index: int, action: Action) -> None:
         if index < self._first:
