@@ -226,18 +226,40 @@ def _clause_test(clause_id: str) -> Callable[[ExecutorContract, pytest.FixtureRe
     return test
 
 
-_BASES: list[type[ExecutorContract]] = [ExecutorContract]
+_BASES: list[type[ExecutorContract]] = []
 """The base classes (a subclass that defines no make_executor of its own is not set up)."""
-_SIGNATURE: dict[tuple[str, ...], str] = {CERTIFIED_CLAUSES: "registry"}
-_RECEIVES: dict[tuple[str, ...], str] = {CERTIFIED_CLAUSES: "only the registry"}
+_SIGNATURE: dict[tuple[str, ...], str] = {}
+_RECEIVES: dict[tuple[str, ...], str] = {}
 
-add_clause_tests(
-    ExecutorContract,
-    [catalog.get(clause_id) for clause_id in CERTIFIED_CLAUSES],
-    _clause_test,
-    name=_test_name,
-    doc=lambda clause: f"{clause.id} ({clause.level}): {clause.title}.\n\n{clause.summary}",
-)
+
+def _register(
+    base: type[ExecutorContract],
+    tested: tuple[str, ...],
+    signature: str,
+    receives: str,
+    *,
+    executor_clauses: bool = True,
+) -> None:
+    """Make `base` a contract base class: one test per clause of `tested` (its own clauses,
+    beyond those it inherits), `make_executor`'s expected `signature` and what it `receives`
+    for the set-up error; without `executor_clauses` the inherited V/E tests are switched off
+    (a policy factory or a durable runtime is certified on its own clauses only)."""
+    if not executor_clauses:
+        for clause_id in CERTIFIED_CLAUSES:
+            setattr(base, _test_name(catalog.get(clause_id)), None)
+    _BASES.append(base)
+    _SIGNATURE[base._CLAUSES] = signature
+    _RECEIVES[base._CLAUSES] = receives
+    add_clause_tests(
+        base,
+        [catalog.get(clause_id) for clause_id in tested],
+        _clause_test,
+        name=_test_name,
+        doc=lambda clause: f"{clause.id} ({clause.level}): {clause.title}.\n\n{clause.summary}",
+    )
+
+
+_register(ExecutorContract, CERTIFIED_CLAUSES, "registry", "only the registry")
 
 
 _ALL = CERTIFIED_CLAUSES + BATCH_CLAUSES
@@ -255,16 +277,11 @@ class BatchExecutorContract(ExecutorContract):
         raise NotImplementedError
 
 
-_BASES.append(BatchExecutorContract)
-_SIGNATURE[_ALL] = "registry, *, max_concurrency"
-_RECEIVES[_ALL] = "the registry and max_concurrency="
-
-add_clause_tests(
+_register(
     BatchExecutorContract,
-    [catalog.get(clause_id) for clause_id in BATCH_CLAUSES],
-    _clause_test,
-    name=_test_name,
-    doc=lambda clause: f"{clause.id} ({clause.level}): {clause.title}.\n\n{clause.summary}",
+    BATCH_CLAUSES,
+    "registry, *, max_concurrency",
+    "the registry and max_concurrency=",
 )
 
 
@@ -280,19 +297,12 @@ class PolicyContract(ExecutorContract):
         raise NotImplementedError
 
 
-for _clause_id in CERTIFIED_CLAUSES:  # a policy factory is certified on P1-P12 only
-    setattr(PolicyContract, _test_name(catalog.get(_clause_id)), None)
-
-_BASES.append(PolicyContract)
-_SIGNATURE[POLICY_CLAUSES] = "registry, policy"
-_RECEIVES[POLICY_CLAUSES] = "the registry and the policy"
-
-add_clause_tests(
+_register(
     PolicyContract,
-    [catalog.get(clause_id) for clause_id in POLICY_CLAUSES],
-    _clause_test,
-    name=_test_name,
-    doc=lambda clause: f"{clause.id} ({clause.level}): {clause.title}.\n\n{clause.summary}",
+    POLICY_CLAUSES,
+    "registry, policy",
+    "the registry and the policy",
+    executor_clauses=False,  # a policy factory is certified on P1-P12 only
 )
 
 
@@ -313,17 +323,10 @@ class RecoveryContract(ExecutorContract):
         raise NotImplementedError
 
 
-for _clause_id in CERTIFIED_CLAUSES:  # a durable runtime is not an action executor
-    setattr(RecoveryContract, _test_name(catalog.get(_clause_id)), None)
-
-_BASES.append(RecoveryContract)
-_SIGNATURE[RECOVERY_CLAUSES] = "registry, directory"
-_RECEIVES[RECOVERY_CLAUSES] = "the registry and the directory"
-
-add_clause_tests(
+_register(
     RecoveryContract,
-    [catalog.get(clause_id) for clause_id in RECOVERY_CLAUSES],
-    _clause_test,
-    name=_test_name,
-    doc=lambda clause: f"{clause.id} ({clause.level}): {clause.title}.\n\n{clause.summary}",
+    RECOVERY_CLAUSES,
+    "registry, directory",
+    "the registry and the directory",
+    executor_clauses=False,  # a durable runtime is not an action executor
 )

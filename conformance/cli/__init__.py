@@ -11,8 +11,8 @@ error:``, 3 the report could not be written (a full disk, a closed pipe; one lin
 interrupted, 143 terminated.
 
 A new subcommand is one ``_add_<name>_command(subparsers)`` function registered in `COMMANDS`;
-a new flag shared by several commands is one ``_add_<flag>`` helper (in `conformance.cli.shared`,
-with the other shared conventions) called by each of them.
+a new flag shared by several commands is one entry in `conformance.cli.shared._FLAGS` (or an
+``_add_<flag>`` helper there when its help depends on the command), added by each of them.
 """
 
 from __future__ import annotations
@@ -41,19 +41,12 @@ from conformance.cli.shared import (
     EXIT_STATUSES,
     OUTPUT_ERROR,
     OutputError,
-    _add_allow_skips,
-    _add_budget,
     _add_ci_outputs,
     _add_deadline,
-    _add_examples,
-    _add_fail_on_raise,
-    _add_json,
+    _add_flags,
     _add_only,
     _add_profile,
     _add_seed,
-    _add_show_output,
-    _add_timeout,
-    _add_tool_timeout,
     _check_ci_paths,
     _clause_ids,
     _emit,
@@ -294,14 +287,14 @@ def _add_certify_command(subparsers: Any) -> None:
     _add_profile(parser, DEFAULT_PROFILE, f"Hypothesis settings (default {DEFAULT_PROFILE})")
     _add_seed(parser, "reproduce a run (default: 0 for ci, random otherwise, shown in the report)")
     _add_only(parser, "E4,V1")
-    _add_examples(parser)
+    _add_flags(parser, "--examples")
     parser.add_argument(
         "--expected-failures",
         metavar="FILE",
         help="clauses known to fail, each with a reason; one that passes "
         "fails the run, so the list only shrinks",
     )
-    _add_json(parser)
+    _add_flags(parser, "--json")
     _add_deadline(parser, EXECUTE_DEADLINE, "execute call")
     parser.add_argument(
         "--fail-fast",
@@ -315,11 +308,9 @@ def _add_certify_command(subparsers: Any) -> None:
         "first next time; without --seed each run then takes a fresh random seed (reported), "
         "with --seed it reproduces that run exactly",
     )
-    _add_allow_skips(parser)
+    _add_flags(parser, "--allow-skips")
     _add_ci_outputs(parser, "clause")
-    _add_timeout(parser)
-    _add_budget(parser)
-    _add_show_output(parser)
+    _add_flags(parser, "--timeout", "--budget", "--show-output")
     parser.set_defaults(func=_command(_outside_cwd(_run_certify)))
 
 
@@ -537,9 +528,9 @@ def add_check_tools_command(subparsers: Any) -> argparse.ArgumentParser:
     _add_seed(parser, "Hypothesis seed, to reproduce a run")
     _add_profile(parser, None, "kit profile to take Hypothesis settings from")
     parser.add_argument("--replay", action="store_true", help="also run the opt-in H6 replay check")
-    _add_fail_on_raise(parser)
+    _add_flags(parser, "--fail-on-raise")
     _add_only(parser, "H1,H2")
-    _add_json(parser)
+    _add_flags(parser, "--json")
     parser.add_argument("--verbose", "-v", action="store_true", help="list passing tools too")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     parser.add_argument(
@@ -549,8 +540,7 @@ def add_check_tools_command(subparsers: Any) -> argparse.ArgumentParser:
         "next time); by default none is kept",
     )
     _add_ci_outputs(parser, "tool and clause")
-    _add_tool_timeout(parser)
-    _add_timeout(parser)
+    _add_flags(parser, "--tool-timeout", "--timeout")
     parser.set_defaults(func=_command(_outside_cwd(_run_check_tools)))
     return parser
 

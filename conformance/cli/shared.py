@@ -261,14 +261,6 @@ def _add_profile(parser: argparse.ArgumentParser, default: str | None, help_text
     parser.add_argument("--profile", choices=tuple(PROFILES), default=default, help=help_text)
 
 
-def _add_json(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--json",
-        metavar="PATH",
-        help="also write the report as JSON ('-': JSON on stdout instead of text)",
-    )
-
-
 def _add_deadline(parser: argparse.ArgumentParser, default: float, what: str) -> None:
     parser.add_argument(
         "--deadline",
@@ -324,26 +316,6 @@ def _write_reports(
     _raise_problems(problems)
 
 
-def _add_allow_skips(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--allow-skips",
-        action="store_true",
-        help="exit 0 even when every selected clause was skipped, or a black-box run could not "
-        "check E6 (by default such a run checked nothing and exits 1)",
-    )
-
-
-def _add_timeout(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--timeout",
-        type=_positive,
-        default=None,
-        metavar="SECONDS",
-        help="limit for the whole run, by the watchdog's clock (default: none); a run that "
-        "reaches it reports what it checked and exits 2",
-    )
-
-
 EXIT_STATUSES = f"""exit status:
   0    every selected clause passed
   1    a clause failed or errored, an expected failure passed, or nothing was checked
@@ -379,57 +351,64 @@ def _tools_where(target: str) -> tuple[str, int] | None:
     return (str(candidate), 1) if candidate.is_file() else None
 
 
-def _add_fail_on_raise(parser: argparse.ArgumentParser) -> None:
-    """check-tools' ``--fail-on-raise`` (here only to keep ``cli/__init__.py`` short)."""
-    parser.add_argument(
-        "--fail-on-raise",
+_FLAGS: dict[str, dict[str, Any]] = {
+    "--json": dict(
+        metavar="PATH",
+        help="also write the report as JSON ('-': JSON on stdout instead of text)",
+    ),
+    "--allow-skips": dict(
+        action="store_true",
+        help="exit 0 even when every selected clause was skipped, or a black-box run could not "
+        "check E6 (by default such a run checked nothing and exits 1)",
+    ),
+    "--timeout": dict(
+        type=_positive,
+        default=None,
+        metavar="SECONDS",
+        help="limit for the whole run, by the watchdog's clock (default: none); a run that "
+        "reaches it reports what it checked and exits 2",
+    ),
+    "--fail-on-raise": dict(
         action="store_true",
         help="a handler raising an Exception on valid generated arguments fails H4 (default: "
         "an allowed observation the report counts)",
-    )
-
-
-def _add_examples(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--examples",
+    ),
+    "--examples": dict(
         type=_examples,
         default=None,
         metavar="N",
         help="generated examples per clause, instead of the profile's (fast 5, quick 15, "
         "ci 50, thorough 1000); the seed and everything else stay the profile's",
-    )
-
-
-def _add_show_output(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--show-output",
+    ),
+    "--show-output": dict(
         action="store_true",
         help="print what the target wrote during every clause after the report (by default only "
         "a failing clause's output is shown; --json always keeps all of it)",
-    )
-
-
-def _add_tool_timeout(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--tool-timeout",
+    ),
+    "--tool-timeout": dict(
         type=_positive,
         default=TOOL_TIMEOUT,
         metavar="SECONDS",
         help="limit for checking one tool, by the watchdog's clock; a tool that reaches it is "
         f"reported 'gave up' and the run goes on (default {TOOL_TIMEOUT:g})",
-    )
-
-
-def _add_budget(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--budget",
+    ),
+    "--budget": dict(
         type=_positive,
         default=None,
         metavar="SECONDS",
         help="time for the whole run, by the watchdog's clock: once it is spent no further "
         "clause starts; those left are reported skipped ('not run: --budget') and the run "
         "exits as its results say (unlike --timeout, no clause is cut short)",
-    )
+    ),
+}
+"""The flags that read the same in every command that has them: name -> `add_argument`'s
+keywords. A command adds them with `_add_flags`; a flag whose help depends on the command
+has its own ``_add_<flag>`` helper."""
+
+
+def _add_flags(parser: argparse.ArgumentParser, *names: str) -> None:
+    for name in names:
+        parser.add_argument(name, **_FLAGS[name])
 
 
 def _outside_cwd(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
