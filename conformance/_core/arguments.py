@@ -108,23 +108,31 @@ def _own_values(node: Any, depth: int = 0) -> st.SearchStrategy[Any]:
         if isinstance(node.get(key), list) and node[key]:
             return st.one_of([_own_values(sub, depth + 1) for sub in node[key]])
     if isinstance(node.get("allOf"), list) and node["allOf"]:
-        merged: dict[str, Any] = {k: v for k, v in node.items() if k != "allOf"}
-        for sub in node["allOf"]:
-            if isinstance(sub, Mapping):
-                merged.update(sub)
-        return _own_values(merged, depth + 1)
-    declared = node.get("type")
-    names = [declared] if isinstance(declared, str) else declared
-    if not isinstance(names, list):
-        names = (
-            ["object"]
-            if any(k in node for k in ("properties", "required"))
-            else ["array"]
-            if "items" in node
-            else []
-        )
+        return _own_values(_merged_all_of(node), depth + 1)
+    names = _type_names(node)
     options = [_typed_values(name, node, depth) for name in names if name in JSON_TYPES]
     return st.one_of(options) if options else json_values(max_leaves=4)
+
+
+def _merged_all_of(node: Mapping[str, Any]) -> dict[str, Any]:
+    """`node` with its ``allOf`` members' keywords merged in (a later member wins)."""
+    merged: dict[str, Any] = {k: v for k, v in node.items() if k != "allOf"}
+    for sub in node["allOf"]:
+        if isinstance(sub, Mapping):
+            merged.update(sub)
+    return merged
+
+
+def _type_names(node: Mapping[str, Any]) -> list[Any]:
+    """The JSON types `node` declares, or the one its keywords imply (``object`` for
+    ``properties``/``required``, ``array`` for ``items``), or none."""
+    declared = node.get("type")
+    names = [declared] if isinstance(declared, str) else declared
+    if isinstance(names, list):
+        return names
+    if any(k in node for k in ("properties", "required")):
+        return ["object"]
+    return ["array"] if "items" in node else []
 
 
 def _number(node: Mapping[str, Any], key: str) -> float | None:
@@ -413,21 +421,8 @@ def _seeded_value(node: Any, rng: Any, depth: int = 0) -> Any:
         if isinstance(node.get(key), list) and node[key]:
             return _seeded_value(rng.choice(node[key]), rng, depth + 1)
     if isinstance(node.get("allOf"), list) and node["allOf"]:
-        merged: dict[str, Any] = {k: v for k, v in node.items() if k != "allOf"}
-        for sub in node["allOf"]:
-            if isinstance(sub, Mapping):
-                merged.update(sub)
-        return _seeded_value(merged, rng, depth + 1)
-    declared = node.get("type")
-    names = [declared] if isinstance(declared, str) else declared
-    if not isinstance(names, list):
-        names = (
-            ["object"]
-            if any(k in node for k in ("properties", "required"))
-            else ["array"]
-            if "items" in node
-            else []
-        )
+        return _seeded_value(_merged_all_of(node), rng, depth + 1)
+    names = _type_names(node)
     known = [name for name in names if name in JSON_TYPES]
     if not known:
         return _seeded_json(rng)

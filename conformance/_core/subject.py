@@ -169,6 +169,17 @@ class Subject(Protocol):
         ...
 
 
+_METHODS = (
+    "claims",
+    "is_instance",
+    "mode",
+    "set_up_problem",
+    "adapt",
+    "trial",
+    "watch",
+    "search",
+    "reproduce",
+)
 PARTS: tuple[str, ...] = (
     "name",
     "rows",
@@ -182,31 +193,10 @@ PARTS: tuple[str, ...] = (
     "wrong_target",
     "words",
     "preload",
-    "claims",
-    "is_instance",
-    "mode",
-    "set_up_problem",
-    "adapt",
-    "trial",
-    "watch",
-    "search",
-    "reproduce",
+    *_METHODS,
 )
-"""Every part of the protocol, by name (`missing_parts` checks a subject has them all)."""
-
-_METHODS = frozenset(
-    {
-        "claims",
-        "is_instance",
-        "mode",
-        "set_up_problem",
-        "adapt",
-        "trial",
-        "watch",
-        "search",
-        "reproduce",
-    }
-)
+"""Every part of the protocol, by name (`missing_parts` checks a subject has them all; the
+last nine, `_METHODS`, are methods)."""
 
 
 def missing_parts(subject: object) -> list[str]:

@@ -14,32 +14,40 @@ def _skip(text: str, at: int) -> int:
     return at
 
 
+def _after(text: str, end: int, close: str) -> int | None:
+    """Where the next member starts after one that ended at `end`, or None at `close`."""
+    at = _skip(text, end)
+    if text[at] == close:
+        return None
+    if text[at] != ",":
+        raise ValueError(f"expected ',' or '{close}' at offset {at}")
+    return _skip(text, at + 1)
+
+
 def _array_items(text: str, at: int, decoder: json.JSONDecoder) -> list[tuple[object, int]]:
     """(value, offset) of each item of the JSON array opening at ``text[at]``."""
     items: list[tuple[object, int]] = []
-    at = _skip(text, at + 1)
-    if text[at] == "]":
+    first = _skip(text, at + 1)
+    if text[first] == "]":
         return items
-    while True:
-        value, end = decoder.raw_decode(text, at)
-        items.append((value, at))
-        at = _skip(text, end)
-        if text[at] == "]":
-            return items
-        if text[at] != ",":
-            raise ValueError(f"expected ',' or ']' at offset {at}")
-        at = _skip(text, at + 1)
+    start: int | None = first
+    while start is not None:
+        value, end = decoder.raw_decode(text, start)
+        items.append((value, start))
+        start = _after(text, end, "]")
+    return items
 
 
 def _tools_array(text: str, at: int, decoder: json.JSONDecoder) -> int | None:
     """The offset of the value of the top-level object's last ``"tools"`` key (the one
     `json.loads` keeps), or None when it has none."""
     found = None
-    at = _skip(text, at + 1)
-    if text[at] == "}":
+    first = _skip(text, at + 1)
+    if text[first] == "}":
         return None
-    while True:
-        key, end = decoder.raw_decode(text, at)
+    start: int | None = first
+    while start is not None:
+        key, end = decoder.raw_decode(text, start)
         at = _skip(text, end)
         if text[at] != ":":
             raise ValueError(f"expected ':' at offset {at}")
@@ -47,12 +55,8 @@ def _tools_array(text: str, at: int, decoder: json.JSONDecoder) -> int | None:
         if key == "tools":
             found = at
         _value, end = decoder.raw_decode(text, at)
-        at = _skip(text, end)
-        if text[at] == "}":
-            return found
-        if text[at] != ",":
-            raise ValueError(f"expected ',' or '}}' at offset {at}")
-        at = _skip(text, at + 1)
+        start = _after(text, end, "}")
+    return found
 
 
 def json_tool_entries(text: str) -> list[tuple[object, int]] | None:

@@ -10,6 +10,7 @@ about half the time)."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
@@ -82,14 +83,7 @@ def defaulted_tool_set_pool(seed: int, size: int = 300) -> tuple[tuple[ToolDef, 
     """`tool_set_pool(seed, size)` with every schema passed through `with_defaults`."""
     return tuple(
         tuple(
-            ToolDef(
-                name=tool.name,
-                description=tool.description,
-                parameters=with_defaults(tool.parameters),
-                replay_policy=tool.replay_policy,
-                completes_run=tool.completes_run,
-            )
-            for tool in tools
+            dataclasses.replace(tool, parameters=with_defaults(tool.parameters)) for tool in tools
         )
         for tools in tool_set_pool(seed, size)
     )
