@@ -47,6 +47,7 @@ __all__ = [
     "PARTS",
     "RunSpec",
     "Subject",
+    "SubjectDefaults",
     "Unwatched",
     "Watched",
     "certify_line",
@@ -223,6 +224,35 @@ def certify_line(spec: RunSpec, clause_id: str) -> str:
     if spec.settings.max_examples != hypo.profile(spec.profile).max_examples:
         line += f" --examples {spec.settings.max_examples}"
     return line
+
+
+class SubjectDefaults:
+    """The parts most subjects share, as a base class: a subject overrides what differs.
+
+    It is certified by ``certify`` (`certified`), checked on no other subject's clauses
+    (`through`), preloads nothing, adds nothing of its own to the report (`words`), has no
+    instances to certify black-box, no set-up problem, no adaptation, nothing for the engine
+    to watch between clauses, and reruns a clause with `certify_line`."""
+
+    certified: bool = True
+    through: str | None = None
+    preload: tuple[str, ...] = ()
+    words: ReportWords = ReportWords()
+
+    def is_instance(self, found: object) -> bool:
+        return False
+
+    def set_up_problem(self, target: Any, registry: ToolRegistry | None) -> str | None:
+        return None
+
+    def adapt(self, target: Any, mode: str) -> Any:
+        return target
+
+    def watch(self, trial: Any) -> Watched:
+        return Unwatched()
+
+    def reproduce(self, spec: RunSpec, clause_id: str) -> str:
+        return certify_line(spec, clause_id)
 
 
 def clause_ids(subjects: Iterable[Subject]) -> tuple[str, ...]:

@@ -19,7 +19,13 @@ from types import MappingProxyType
 from typing import Any
 
 from conformance._core.outcome import ClauseOutcome
-from conformance._core.subject import RunSpec, Subject, Unwatched, Watched, certify_line
+from conformance._core.subject import (
+    RunSpec,
+    Subject,
+    SubjectDefaults,
+    Unwatched,
+    Watched,
+)
 from conformance._core.wording import ReportWords
 from conformance.batch import BATCH_CLAUSES
 from conformance.batch.rows import ROWS
@@ -161,7 +167,7 @@ def one_call_factory(factory: Callable[..., Any]) -> Callable[[ToolRegistry], An
     return make
 
 
-class BatchSubject:
+class BatchSubject(SubjectDefaults):
     """B1-B18 for a batch executor, and V/E through one-call batches (B4)."""
 
     name: str = "batch"
@@ -176,12 +182,10 @@ class BatchSubject:
     )
     checked_by: tuple[str, ...] = ("certify", "BatchExecutorContract")
     contract_classes: tuple[str, ...] = ("BatchExecutorContract",)
-    certified: bool = True
     through: str | None = "executor"
     wrong_target: str = (
         "a batch clause: the target is not a batch executor (its executor has no execute_batch)"
     )
-    preload: tuple[str, ...] = ()
     words: ReportWords = ReportWords(
         kind="a batch executor",
         own_fields=True,
@@ -237,9 +241,6 @@ class BatchSubject:
         from conformance.batch.run import batch_outcome
 
         return batch_outcome(spec.mode, trial, spec.settings, spec.seed, spec.name, clause_id)
-
-    def reproduce(self, spec: RunSpec, clause_id: str) -> str:
-        return certify_line(spec, clause_id)
 
 
 SUBJECT: Subject = BatchSubject()

@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Any
 from conformance._core import hypo
 from conformance._core.outcome import ClauseOutcome
 from conformance._core.report import ClauseStatus
-from conformance._core.subject import RunSpec, Subject, Watched, certify_line
-from conformance._core.wording import ReportWords
+from conformance._core.subject import RunSpec, Subject, SubjectDefaults, Watched
 from conformance.executor.oracle import UnresolvedReference
 from conformance.executor.rows import ROWS
 from conformance.executor.runner import Trial
@@ -44,7 +43,7 @@ class ExecutorTrial:
     source: ScenarioSource
 
 
-class ExecutorSubject:
+class ExecutorSubject(SubjectDefaults):
     """V1-V8 and E1-E15 for any action executor."""
 
     name: str = "executor"
@@ -61,11 +60,8 @@ class ExecutorSubject:
     )
     checked_by: tuple[str, ...] = ("certify", "ExecutorContract")
     contract_classes: tuple[str, ...] = ("ExecutorContract",)
-    certified: bool = True
-    through: str | None = None
     wrong_target: str = "a clause of action executors: the target is not an action executor"
     preload: tuple[str, ...] = ("conformance.executor.properties",)
-    words: ReportWords = ReportWords()
 
     def claims(self, target: Any, registry: ToolRegistry | None) -> int:
         """Any factory, and any instance with ``execute``: the kit's fallback subject."""
@@ -91,12 +87,6 @@ class ExecutorSubject:
                 f"method, got {type(target).__name__}"
             )
         return "black-box"
-
-    def set_up_problem(self, target: Any, registry: ToolRegistry | None) -> str | None:
-        return None
-
-    def adapt(self, target: Any, mode: str) -> Any:
-        return target
 
     def trial(self, spec: RunSpec) -> ExecutorTrial:
         from conformance.executor.properties import ScenarioSource
@@ -157,9 +147,6 @@ class ExecutorSubject:
             )
         except UnresolvedReference as exc:  # a schema the kit refuses to resolve: not a kit bug
             return ClauseOutcome(verdict=ClauseStatus.ERROR, examples=0, message=str(exc))
-
-    def reproduce(self, spec: RunSpec, clause_id: str) -> str:
-        return certify_line(spec, clause_id)
 
 
 SUBJECT: Subject = ExecutorSubject()

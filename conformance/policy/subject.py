@@ -26,7 +26,13 @@ from typing import Any
 
 from conformance._core.outcome import ClauseOutcome
 from conformance._core.report import ClauseStatus
-from conformance._core.subject import RunSpec, Subject, Unwatched, Watched, certify_line
+from conformance._core.subject import (
+    RunSpec,
+    Subject,
+    SubjectDefaults,
+    Unwatched,
+    Watched,
+)
 from conformance._core.text import describe_exception
 from conformance._core.wording import ReportWords
 from conformance.policy import POLICY_CLAUSES
@@ -63,7 +69,7 @@ def takes_cap(target: Any) -> bool:
         return False
 
 
-class PolicySubject:
+class PolicySubject(SubjectDefaults):
     """P1-P12 for a runtime's tool-call policy, through ``factory(registry, policy)``."""
 
     name: str = "policy"
@@ -78,20 +84,14 @@ class PolicySubject:
     )
     checked_by: tuple[str, ...] = ("certify", "PolicyContract")
     contract_classes: tuple[str, ...] = ("PolicyContract",)
-    certified: bool = True
-    through: str | None = None
     wrong_target: str = (
         "a policy clause: the target is not a policy factory (it has no required policy parameter)"
     )
-    preload: tuple[str, ...] = ()
     words: ReportWords = ReportWords(kind="a tool-call policy", own_fields=True)
 
     def claims(self, target: Any, registry: ToolRegistry | None) -> int:
         """More specific than any executor: a factory taking ``policy`` (`policy_parameter`)."""
         return 3 if registry is None and policy_parameter(target) is not None else 0
-
-    def is_instance(self, found: object) -> bool:
-        return False
 
     def mode(self, target: Any, registry: ToolRegistry | None) -> str:
         if registry is not None:
@@ -120,9 +120,6 @@ class PolicySubject:
                 "example its own registry and policy"
             )
         return None
-
-    def adapt(self, target: Any, mode: str) -> Any:
-        return target
 
     def trial(self, spec: RunSpec) -> Any:
         from conformance.policy.batch import one_call_factory
@@ -163,9 +160,6 @@ class PolicySubject:
         except Exception as exc:  # a defect in the kit itself: report, don't crash
             message = f"the kit failed while checking this clause: {describe_exception(exc)}"
             return ClauseOutcome(verdict=ClauseStatus.ERROR, examples=0, message=message)
-
-    def reproduce(self, spec: RunSpec, clause_id: str) -> str:
-        return certify_line(spec, clause_id)
 
 
 SUBJECT: Subject = PolicySubject()

@@ -18,7 +18,13 @@ from typing import Any
 
 from conformance._core.outcome import ClauseOutcome
 from conformance._core.report import ClauseStatus
-from conformance._core.subject import RunSpec, Subject, Unwatched, Watched, certify_line
+from conformance._core.subject import (
+    RunSpec,
+    Subject,
+    SubjectDefaults,
+    Unwatched,
+    Watched,
+)
 from conformance._core.wording import ReportWords
 from conformance.recovery import RECOVERY_CLAUSES
 from conformance.recovery.rows import ROWS
@@ -82,7 +88,7 @@ def _resolves(module: str, qualname: str, target: Any) -> bool:
     return found is target or getattr(found, "__func__", None) is target
 
 
-class RecoverySubject:
+class RecoverySubject(SubjectDefaults):
     """J1-J13 for a durable runtime, through lifetimes in child processes."""
 
     name: str = "recovery"
@@ -96,12 +102,9 @@ class RecoverySubject:
     )
     checked_by: tuple[str, ...] = ("certify", "RecoveryContract")
     contract_classes: tuple[str, ...] = ("RecoveryContract",)
-    certified: bool = True
-    through: str | None = None
     wrong_target: str = (
         "a recovery clause: the target is not a recovery factory factory(registry, directory)"
     )
-    preload: tuple[str, ...] = ()
     words: ReportWords = ReportWords(kind="a durable runtime", own_fields=True)
 
     def claims(self, target: Any, registry: ToolRegistry | None) -> int:
@@ -130,9 +133,6 @@ class RecoverySubject:
             )
         return None
 
-    def adapt(self, target: Any, mode: str) -> Any:
-        return target
-
     def trial(self, spec: RunSpec) -> Any:
         from conformance.recovery.search import RecoveryTrial
 
@@ -149,9 +149,6 @@ class RecoverySubject:
         if clause_id == "J12":
             return ClauseOutcome(verdict=ClauseStatus.SKIPPED, examples=0, message=J12_REASON)
         return search_recovery_clause(trial, clause_id, spec.settings, spec.seed, spec.name)
-
-    def reproduce(self, spec: RunSpec, clause_id: str) -> str:
-        return certify_line(spec, clause_id)
 
 
 SUBJECT: Subject = RecoverySubject()

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from conformance._core.outcome import ClauseOutcome
 from conformance._core.report import ClauseStatus, Counterexample
-from conformance._core.subject import RunSpec, Subject, Unwatched, Watched
-from conformance._core.wording import ReportWords
+from conformance._core.subject import RunSpec, Subject, SubjectDefaults, Unwatched, Watched
 from conformance.tools.rows import ROWS
 
 if TYPE_CHECKING:
@@ -36,7 +35,7 @@ class ToolsTrial:
     replay: bool
 
 
-class ToolsSubject:
+class ToolsSubject(SubjectDefaults):
     """H1-H6 for tool definitions."""
 
     name: str = "tools"
@@ -53,16 +52,10 @@ class ToolsSubject:
     contract_classes: tuple[str, ...] = ()
     """`ToolContract`'s tests are generated per tool in the user's own module already."""
     certified: bool = False
-    through: str | None = None
     wrong_target: str = "a tool clause: check tools with check-tools or check_registry"
-    preload: tuple[str, ...] = ()
-    words: ReportWords = ReportWords()
 
     def claims(self, target: Any, registry: ToolRegistry | None) -> int:
         return 0  # certify never takes tool definitions
-
-    def is_instance(self, found: object) -> bool:
-        return False
 
     def mode(self, target: Any, registry: ToolRegistry | None) -> str:
         """Always white-box (the kit reads the schemas and calls the handlers); TypeError for
@@ -71,12 +64,6 @@ class ToolsSubject:
 
         as_items(target)  # TypeError/ValueError naming what the tools should be
         return "white-box"
-
-    def set_up_problem(self, target: Any, registry: ToolRegistry | None) -> str | None:
-        return None
-
-    def adapt(self, target: Any, mode: str) -> Any:
-        return target
 
     def trial(self, spec: RunSpec) -> ToolsTrial:
         from conformance.tools.engine import run_settings
