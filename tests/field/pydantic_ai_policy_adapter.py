@@ -41,6 +41,12 @@ Mapping decisions (pydantic-ai-slim 2.68.0; paths inside ``site-packages/pydanti
   EXECUTED with ``model_response_str()`` (what the model is shown); any other outcome (``failed``,
   ``denied``, ``retried``) and a ``RetryPromptPart`` are NOT_EXECUTED with that text. Exceptions
   pydantic-ai lets out of ``Agent.run`` propagate from ``execute``.
+- **Batch form**: the frame of `field._batch_common` (``started`` right before the handler,
+  inside the tool function). ``Agent.run`` gives no per-call signal without a streaming model,
+  so every outcome is known, and committed, when the last run returns. As in
+  `field.pydantic_ai_batch_adapter`, ``max_concurrency=1`` maps to
+  ``ToolManager.parallel_execution_mode("sequential")`` and a tool that is not
+  ``concurrency_safe=True`` is ``sequential=True``.
 """
 
 from __future__ import annotations
