@@ -219,6 +219,14 @@ class TestPydanticAiPolicyBatch(_FieldAdapter):
     ADAPTER = "pydantic-ai-policy-batch"
 
 
+class TestOpenAIAgentsPolicy(_FieldAdapter):
+    ADAPTER = "openai-agents-policy"
+
+
+class TestOpenAIAgentsPolicyBatch(_FieldAdapter):
+    ADAPTER = "openai-agents-policy-batch"
+
+
 def test_expected_matrix_is_well_formed() -> None:
     """Every adapter has a test class, names an existing module, and every clause it lists is
     a certified clause with a non-empty reason; no clause is both a divergence and a defect
