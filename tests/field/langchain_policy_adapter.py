@@ -73,7 +73,8 @@ Mapping decisions (the middleware list, first = outermost, ``_chain_async_tool_c
   handler (`field._batch_common`); the position comes from an innermost middleware that
   only reads the request's id. Outcomes are known when the run returns (a post-processor can
   reshape a message after the tool ended, so ``on_tool_end`` is not the final result).
-  ``max_concurrency`` goes into the run's config, which ``ToolNode``'s async path ignores.
+  ``max_concurrency`` goes into the run's config, where Pregel's task executor caps the
+  calls' tasks with it (``AsyncBackgroundExecutor``, ``langgraph/pregel/_executor.py``).
 """
 
 from __future__ import annotations
