@@ -227,6 +227,14 @@ class TestOpenAIAgentsPolicyBatch(_FieldAdapter):
     ADAPTER = "openai-agents-policy-batch"
 
 
+class TestLangChainPolicy(_FieldAdapter):
+    ADAPTER = "langchain-policy"
+
+
+class TestLangChainPolicyBatch(_FieldAdapter):
+    ADAPTER = "langchain-policy-batch"
+
+
 def test_expected_matrix_is_well_formed() -> None:
     """Every adapter has a test class, names an existing module, and every clause it lists is
     a certified clause with a non-empty reason; no clause is both a divergence and a defect
