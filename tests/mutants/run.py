@@ -31,6 +31,16 @@ certified again at level ``hardened`` on those: B1–B18 have no hostile-object 
 ``hardened`` checks them exactly as ``strict`` does). Its results, logs, reach cache and
 equivalent list (`tests/mutants/equivalent_batch.toml`) are its own; its report is its own
 section of `docs/detection.md`, which each subject rewrites alone (`detection_report.py`).
+
+`--subject recovery` (issue 34) mutates `polyloop/durable/_run.py` and `_store.py` (`run_durable`
+and `SqliteJournalStore`, contract section 12). The kit judge is `certify(conformance.recovery.
+reference:factory, level="strict", profile="ci", seed=0, fail_fast=True)` on J1-J13, whose
+lifetimes are fresh child processes: the mutant reaches them through a ``sitecustomize`` shim
+that the judge puts first on ``sys.path`` (which the kit hands its children as ``PYTHONPATH``),
+installing the same import hook there (`expose_to_children`). Coverage cannot follow a child
+that SIGKILLs itself, so every mutant on the path is judged on every J clause (no reach
+measurement for the kit); the library tests judge (`tests/test_durable*.py`) is measured as for
+the other subjects, and its crash tests' children get the mutant through the same shim.
 """
 
 from __future__ import annotations
@@ -261,6 +271,78 @@ POLICY_OFF_PATH = {
 `POLICY_PATH_FUNCTIONS` or here (a test checks it, so a new function is classified on purpose)."""
 
 
+RECOVERY_MODULES = ("polyloop/durable/_run.py", "polyloop/durable/_store.py")
+RECOVERY_PATH_FUNCTIONS = {
+    "polyloop/durable/_run.py": {
+        "<module>",
+        "BatchState.<body>",
+        "BatchState.__init__",
+        "_StoreJournal.<body>",
+        "_StoreJournal.__init__",
+        "_StoreJournal.committed",
+        "_StoreJournal.started",
+        "_call_body",
+        "_canonical",
+        "_check_arguments",
+        "_check_same_batch",
+        "_describe",
+        "_env_error_not_run",
+        "_interrupted",
+        "_outcome_body",
+        "_outcome_from",
+        "_policy_now",
+        "_rejection",
+        "_run",
+        "_stop",
+        "_store_name",
+        "read_batch",
+        "run_durable",
+    },
+    "polyloop/durable/_store.py": {
+        "<module>",
+        "StoredRecord.<body>",
+        "SqliteJournalStore.<body>",
+        "SqliteJournalStore.__init__",
+        "SqliteJournalStore._check_or_create",
+        "SqliteJournalStore._connect",
+        "SqliteJournalStore._create",
+        "SqliteJournalStore._verify",
+        "SqliteJournalStore.append",
+        "SqliteJournalStore.records",
+        "_crc",
+    },
+}
+"""What `run_durable` over `SqliteJournalStore` runs when the recovery subject's reference
+target runs, resumes or refuses a batch."""
+RECOVERY_OFF_PATH = {
+    "polyloop/durable/_run.py": {
+        "BatchState.state_of",
+        "JournalStore.<body>",
+        "JournalStore.append",
+        "JournalStore.records",
+    },
+    "polyloop/durable/_store.py": {
+        "JournalStoreError.<body>",
+        "JournalDamagedError.<body>",
+        "SqliteJournalStore.__enter__",
+        "SqliteJournalStore.__exit__",
+        "SqliteJournalStore.__repr__",
+        "SqliteJournalStore.batch_ids",
+        "SqliteJournalStore.close",
+        "SqliteJournalStore.iter_all",
+        "SqliteJournalStore.path",
+        "_fsync_directory",
+        "_uri_path",
+    },
+}
+"""Off the recovery kit's path, with the reason: the `JournalStore` protocol's stubs; the error
+classes' bodies (docstrings); what only ``python -m polyloop.durable show`` and the library's
+own tests use (`BatchState.state_of`, `read_only` opening and its `_uri_path`, `batch_ids`,
+`iter_all`, `close`, the context manager, `path`, `__repr__`); and `_fsync_directory`, which
+only a power loss can tell from a no-op (J12, which the kit skips: a SIGKILL never loses the
+page cache). Every function of the two modules is on one list or the other (a test checks it)."""
+
+
 def policy_factory(registry: Any, policy: Any) -> Any:
     """The policy factory the policy subject's kit judge certifies on P1–P12."""
     return registry.executor(policy=policy)
@@ -324,6 +406,22 @@ SUBJECTS = {
             for module in POLICY_MODULES
         },
         tests="test_policy*.py",
+    ),
+    "recovery": Subject(
+        name="recovery",
+        modules=RECOVERY_MODULES,
+        target="conformance.recovery.reference:factory",
+        clause_kinds="J",
+        equivalent_file=ROOT / "tests" / "mutants" / "equivalent_recovery.toml",
+        results=CACHE_DIR / "results-recovery.json",
+        logs=CACHE_DIR / "logs-recovery",
+        reach_prefix="reach-recovery-",
+        path=RECOVERY_PATH_FUNCTIONS,
+        population={
+            module: RECOVERY_PATH_FUNCTIONS[module] | RECOVERY_OFF_PATH[module]
+            for module in RECOVERY_MODULES
+        },
+        tests="test_durable*.py",
     ),
 }
 SUBJECT = SUBJECTS["executor"]
@@ -508,6 +606,9 @@ def target() -> Any:
     """What the subject's kit judge certifies: a polyloop class, or a factory of this module."""
     import polyloop
 
+    if ":" in SUBJECT.target:  # an importable factory: the recovery subject's lifetimes import it
+        module, _, attr = SUBJECT.target.partition(":")
+        return getattr(importlib.import_module(module), attr)
     found = getattr(polyloop, SUBJECT.target, None)
     return found if found is not None else globals()[SUBJECT.target]
 
@@ -621,6 +722,52 @@ def fresh_import(mutant: Mutant) -> None:
         if root in ("polyloop", "conformance", "_helpers", "conftest") or root.startswith("test_"):
             del sys.modules[name]
     _install(mutant)
+
+
+_SHIM = """\
+# Written by tests/mutants/run.py: loads the mutant named by POLYLOOP_MUTANT in every process
+# started with this folder first on its path (the recovery kit's lifetimes, a crash test's child).
+import importlib.abc, importlib.util, json, os, sys
+
+class _MutantLoader(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def __init__(self, name, path, source):
+        self.name, self.path, self.source = name, path, source
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != self.name:
+            return None
+        return importlib.util.spec_from_loader(fullname, self, origin=self.path)
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        module.__file__ = self.path
+        exec(compile(self.source, self.path, "exec"), module.__dict__)
+
+_found = os.environ.get("POLYLOOP_MUTANT")
+if _found:
+    with open(_found, encoding="utf-8") as _file:
+        _mutant = json.load(_file)
+    sys.meta_path.insert(0, _MutantLoader(_mutant["name"], _mutant["path"], _mutant["source"]))
+"""
+
+
+def expose_to_children(mutant: Mutant) -> Path:
+    """Make every Python process this one starts from now on import `mutant` (a
+    ``sitecustomize`` shim first on ``sys.path`` and ``PYTHONPATH``, reading the mutant from
+    the file ``POLYLOOP_MUTANT`` names). Returns the shim's folder (the forked judge's own,
+    removed with its temporary files)."""
+    folder = Path(tempfile.mkdtemp(prefix="polyloop-mutant-shim-"))
+    (folder / "sitecustomize.py").write_text(_SHIM, encoding="utf-8")
+    found = folder / "mutant.json"
+    body = {"name": mutant.module_name, "path": str(ROOT / mutant.module), "source": mutant.source}
+    found.write_text(json.dumps(body), encoding="utf-8")
+    os.environ["POLYLOOP_MUTANT"] = str(found)
+    sys.path.insert(0, str(folder))
+    paths = [str(folder), *filter(None, [os.environ.get("PYTHONPATH")])]
+    os.environ["PYTHONPATH"] = os.pathsep.join(paths)
+    return folder
 
 
 # ---- forked jobs ------------------------------------------------------------------------------
@@ -747,6 +894,32 @@ def _batch_kit_verdict(
     return {"status": "survived"}
 
 
+RECOVERY_PROFILE = "ci"
+"""The recovery kit judge's profile (the harness's own tests use ``fast``: 5 schedules)."""
+
+
+def _recovery_kit_verdict(
+    mutant: Mutant, clauses: Sequence[str], functions: Sequence[types.FunctionType]
+) -> dict[str, Any]:
+    """Certify the reference durable runtime on J1-J13 with the mutant in every lifetime (the
+    lifetimes are child processes: `expose_to_children`), stopping at the first clause that
+    fails. There is no ``hardened`` pass: that level adds nothing to J1-J13."""
+    fresh_import(mutant)
+    expose_to_children(mutant)
+    try:
+        from conformance import certify
+
+        factory = target()
+    except Exception as exc:
+        return {"status": "killed", "clause": "import", "detail": repr(exc)[:300]}
+    report = certify(
+        factory, only=clauses, level="strict", profile=RECOVERY_PROFILE, seed=0, fail_fast=True
+    )
+    if report.passed:
+        return {"status": "survived"}
+    return {"status": "killed", "clause": report.failed_ids()[0]}
+
+
 def _kit_verdict(
     mutant: Mutant, clauses: Sequence[str], functions: Sequence[types.FunctionType]
 ) -> dict[str, Any]:
@@ -790,6 +963,8 @@ def _tests_verdict(mutant: Mutant, nodeids: Sequence[str]) -> dict[str, Any]:
     """A fresh `pytest -x` over `nodeids` with the mutant imported (for mutants that change
     what runs at import; the others go to a `_TestServer`)."""
     fresh_import(mutant)
+    if SUBJECT.name == "recovery":
+        expose_to_children(mutant)  # the crash tests' children
     import pytest
 
     os.chdir(ROOT)
@@ -818,6 +993,22 @@ def _lines_by_module(data: Any) -> dict[str, list[int]]:
         module = Path(filename).resolve().relative_to(ROOT).as_posix()
         found[module] = sorted(data.lines(filename) or [])
     return found
+
+
+def _recovery_reach() -> dict[str, Any]:
+    """The recovery reference certified once on every J clause: which pass (J12 is skipped), and
+    how long each took. No lines: the lifetimes run in child processes that SIGKILL themselves,
+    where coverage cannot follow, so every mutant on the path is judged on every clause."""
+    from conformance import certify
+
+    report = certify(target(), level="strict", profile="ci", seed=0)
+    return {
+        "status": "pass" if report.passed else "fail",
+        "clauses": {
+            result.id: {"status": str(result.status), "clause_seconds": result.seconds}
+            for result in report.results
+        },
+    }
 
 
 def _clause_reach(clause: str) -> dict[str, Any]:
@@ -960,7 +1151,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="executor: polyloop/tools.py, _json.py, types.py judged by certify(RegistryExecutor); "
         "batch: polyloop/batch.py judged by certify(RegistryBatchExecutor) on B1-B18; "
         "policy: the policy stages of polyloop/tools.py and polyloop/policy.py judged by "
-        "certify(policy_factory) on P1-P12 "
+        "certify(policy_factory) on P1-P12; "
+        "recovery: polyloop/durable/_run.py, _store.py judged by "
+        "certify(conformance.recovery.reference:factory) on J1-J13 "
         "(each rewrites its own section of --report)",
     )
     parser.add_argument("--jobs", type=int, default=2)
@@ -1030,10 +1223,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     logs = SUBJECT.logs
     reach_cache = CACHE_DIR / f"{SUBJECT.reach_prefix}{_inputs_digest()}.json"
     cached_reach = json.loads(reach_cache.read_text()) if reach_cache.exists() else None
-    reach_jobs = [
+    clause_jobs = [
         _Job(("clause", c), functools_partial(_clause_reach, c), 900, logs / f"reach-{c}.log")
         for c in _subprocess_value(kit_clauses)
-    ] + [
+    ]
+    if SUBJECT.name == "recovery":
+        clause_jobs = [_Job(("recovery", "J"), _recovery_reach, 1800, logs / "reach-J.log")]
+    reach_jobs = clause_jobs + [
         _Job(
             ("tests", t),
             functools_partial(_tests_reach, t),
@@ -1050,7 +1246,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def reach_done(job: _Job, result: dict[str, Any]) -> None:
         kind, name = job.key
-        if kind == "clause":
+        if kind == "recovery":
+            if result.get("status") != "pass":
+                raise SystemExit(f"reference run of the recovery clauses did not pass: {result}")
+            for clause, info in result["clauses"].items():
+                if info["status"] == "pass":  # J12 is skipped: it judges no mutant
+                    clauses.append(clause)
+                    clause_info[clause] = {"clause_seconds": info["clause_seconds"], "lines": {}}
+        elif kind == "clause":
             if result.get("status") == "not-certified":
                 return
             if result.get("status") != "pass":
@@ -1077,6 +1280,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     all_tests = sorted(durations, key=lambda n: durations[n])
 
     def reached_clauses(mutant: Mutant) -> list[str]:
+        if SUBJECT.name == "recovery":
+            return list(clauses)  # lifetimes share the clauses; contract order (J1 runs them)
         lines = set(range(mutant.lines[0], mutant.lines[1] + 1))
         hit = [c for c in clauses if lines & set(clause_info[c]["lines"].get(mutant.module, []))]
         if not hit and code_patches(mutant) is None:
@@ -1109,7 +1314,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from conformance import certify  # noqa: F401
 
     functions = live_functions()
-    verdict = _batch_kit_verdict if SUBJECT.name == "batch" else _kit_verdict
+    verdict = {"batch": _batch_kit_verdict, "recovery": _recovery_kit_verdict}.get(
+        SUBJECT.name, _kit_verdict
+    )
     stats = _KillStats(clause_info)
     by_id = {mutant.id: mutant for mutant in mutants}
     for mutant in mutants:
@@ -1408,6 +1615,8 @@ def _judge_forked(
             if not patch_in_place(mutant, functions):
                 out.write_text(json.dumps({"status": "nopatch"}))
             else:
+                if SUBJECT.name == "recovery":
+                    expose_to_children(mutant)  # the crash tests' children
                 verdict: dict[str, Any] = {"status": "survived"}
                 for nodeid in nodeids:
                     item = items.get(nodeid)

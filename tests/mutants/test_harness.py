@@ -4,6 +4,7 @@ their diff, and a mutant is loaded in memory without touching the tree."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,8 @@ from run import (
     PATH_FUNCTIONS,
     POLICY_OFF_PATH,
     POLICY_PATH_FUNCTIONS,
+    RECOVERY_OFF_PATH,
+    RECOVERY_PATH_FUNCTIONS,
     ROOT,
     SUBJECTS,
     Mutant,
@@ -28,9 +31,11 @@ from run import (
     _Job,
     _kit_verdict,
     _locate,
+    _recovery_kit_verdict,
     _scopes,
     annotation_only,
     code_patches,
+    expose_to_children,
     functools_partial,
     live_functions,
     policy_factory,
@@ -307,7 +312,7 @@ def test_a_report_without_markers_is_kept_as_the_executor_section() -> None:
     assert compose(legacy, "executor", "new") == "\n".join([*markers("executor"), ""]).replace(
         markers("executor")[0], markers("executor")[0] + "\nnew"
     )
-    assert SECTION_ORDER == ("executor", "batch", "policy")
+    assert SECTION_ORDER == ("executor", "batch", "policy", "recovery")
 
 
 def test_text_outside_the_sections_is_kept() -> None:
@@ -556,3 +561,84 @@ def test_a_batch_run_writes_its_own_section_through_main_s_writer(
     assert section(both, "executor") == section(executor_text, "executor")
     assert "polyloop/batch.py" in section(both, "batch")
     assert "polyloop/batch.py" not in section(both, "executor")
+
+
+# ---- the recovery subject (issue 34) ---------------------------------------------------------
+
+
+def test_recovery_path_functions_classify_every_durable_function() -> None:
+    """Every function of polyloop/durable/_run.py and _store.py is on the recovery path or off
+    it (a renamed or new function fails this test), and the subject mutates exactly those."""
+    recovery = SUBJECTS["recovery"]
+    assert recovery.population is not None and recovery.path is RECOVERY_PATH_FUNCTIONS
+    for module in recovery.modules:
+        source = (ROOT / module).read_text(encoding="utf-8")
+        functions = {name for _, _, name in _scopes(source)[0]} | {"<module>"}
+        on_path, off_path = RECOVERY_PATH_FUNCTIONS[module], RECOVERY_OFF_PATH[module]
+        assert not on_path & off_path
+        assert on_path | off_path == functions, sorted(functions ^ (on_path | off_path))
+        assert set(recovery.population[module]) == functions
+    assert {"run_durable", "_run", "BatchState.__init__"} <= RECOVERY_PATH_FUNCTIONS[
+        "polyloop/durable/_run.py"
+    ]
+    for other in ("executor", "batch", "policy"):
+        for field in ("results", "logs", "equivalent_file", "reach_prefix"):
+            assert getattr(recovery, field) != getattr(SUBJECTS[other], field), (other, field)
+
+
+def _durable_replaced(old: str, new: str, function: str) -> Mutant:
+    module = "polyloop/durable/_run.py"
+    source = (ROOT / module).read_text(encoding="utf-8")
+    assert source.count(old) == 1
+    return Mutant(
+        id=f"{module}::{function}::{old} => {new}",
+        module=module,
+        operator="core/test",
+        occurrence=0,
+        function=function,
+        lines=(1, 1),
+        diff="",
+        source=source.replace(old, new),
+    )
+
+
+def test_a_mutant_reaches_the_processes_a_judge_starts(tmp_path: Path) -> None:
+    """`expose_to_children`: a child Python started after it imports the mutated module, not
+    the tree's (the recovery kit's lifetimes are such children); the tree is untouched."""
+    import subprocess
+
+    marked = _durable_replaced(
+        '__all__ = ["BatchState", "JournalStore", "read_batch", "run_durable"]',
+        '__all__ = ["BatchState", "JournalStore", "read_batch", "run_durable"]\nMUTANT_MARK = 1',
+        "<module>",
+    )
+
+    def work() -> dict[str, Any]:
+        expose_to_children(marked)
+        code = "import polyloop.durable._run as r; print(getattr(r, 'MUTANT_MARK', 0))"
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=False
+        )
+        return {"status": "ok", "out": done.stdout.strip(), "err": done.stderr[-500:]}
+
+    found = _judge(_Job(("m", "probe"), work, 120, tmp_path / "probe.log"))
+    assert found.get("out") == "1", found
+    assert "MUTANT_MARK" not in (ROOT / "polyloop/durable/_run.py").read_text(encoding="utf-8")
+    assert "POLYLOOP_MUTANT" not in os.environ  # the forked judge's, not this process's
+
+
+def test_J_recovery_kit_judge_kills_a_resume_that_forgets_what_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The recovery subject's kit judge, in a forked child as a run does it: a `run_durable`
+    that treats every uncommitted call as not started re-enters an in-doubt NEVER call in a
+    fresh lifetime, which a J clause reports (the ``fast`` profile keeps this test short)."""
+    import run
+
+    monkeypatch.setattr(run, "SUBJECT", SUBJECTS["recovery"])
+    monkeypatch.setattr(run, "RECOVERY_PROFILE", "fast")
+    forgets = _durable_replaced("if state.started_counts[i]]", "if False]", "run_durable")
+    clauses = [f"J{n}" for n in range(1, 14) if n != 12]
+    work = functools_partial(_recovery_kit_verdict, forgets, clauses, [])
+    found = _judge(_Job(("m", "kit"), work, 900, tmp_path / "kit.log"))
+    assert found["status"] == "killed" and found["clause"] in clauses, found
