@@ -251,3 +251,13 @@ def test_expected_matrix_is_well_formed() -> None:
                 assert isinstance(reason, str) and len(reason) > 20, (adapter, clause)
         for clause, reason in entry["kit_defects"].items():
             assert reason.startswith("defect "), (adapter, clause, "name the issue-9 defect")
+
+
+def test_report_matrices_match_expected() -> None:
+    """The policy and recovery tables of docs/field-report.md are the pinned verdicts: a
+    verdict changed in expected.json without the report (or the reverse) fails here; rewrite
+    them with ``python tests/field/matrix.py``."""
+    from field.matrix import REPORT, render
+
+    text = REPORT.read_text(encoding="utf-8")
+    assert render(text, EXPECTED) == text, "run: python tests/field/matrix.py"
