@@ -54,9 +54,10 @@ def render(report: str, adapters: dict[str, Any]) -> str:
         begin, end = f"<!-- {marker}:begin -->", f"<!-- {marker}:end -->"
         pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
         body = f"{begin}\n{table(adapters, subject, clauses)}\n{end}"
-        if not pattern.search(report):
+        found = pattern.search(report)
+        if found is None:
             raise ValueError(f"{REPORT.name} has no {begin} ... {end} section")
-        report = pattern.sub(lambda _: body, report)
+        report = report[: found.start()] + body + report[found.end() :]
     return report
 
 
