@@ -48,6 +48,7 @@ from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
@@ -91,11 +92,30 @@ class LangGraphBatchExecutor(BatchFieldExecutor):
         self._node = ToolNode(
             [self._structured_tool(spec) for spec in registry.specs], awrap_tool_call=_position
         )
+        self._graph = self._compile(self._node)
+
+    def _compile(self, node: ToolNode) -> Any:
+        """The smallest graph that holds the node: ``START -> tools -> END``."""
         graph = StateGraph(MessagesState)
-        graph.add_node("tools", self._node)
+        graph.add_node("tools", node)
         graph.add_edge(START, "tools")
         graph.add_edge("tools", END)
-        self._graph = graph.compile()
+        return graph.compile()
+
+    def _config(self) -> RunnableConfig:
+        return {"max_concurrency": self.max_concurrency, "callbacks": [_ToolEnd(self)]}
+
+    async def _run(self, calls: Sequence[Call]) -> list[Any]:
+        """Run the graph on the turn; the messages of its final state."""
+        message = AIMessage(
+            content="",
+            tool_calls=[
+                {"type": "tool_call", "name": call.name, "args": call.arguments, "id": call.id}
+                for call in calls
+            ],
+        )
+        output = await self._graph.ainvoke({"messages": [message]}, self._config())
+        return list(output["messages"])
 
     def _structured_tool(self, spec: ToolSpec) -> StructuredTool:
         handler = handler_of(spec)
@@ -116,21 +136,15 @@ class LangGraphBatchExecutor(BatchFieldExecutor):
         return None
 
     async def run_turn(self, calls: Sequence[Call]) -> dict[int, ActionOutcome]:
-        message = AIMessage(
-            content="",
-            tool_calls=[
-                {"type": "tool_call", "name": call.name, "args": call.arguments, "id": call.id}
-                for call in calls
-            ],
-        )
-        output = await self._graph.ainvoke(
-            {"messages": [message]},
-            {"max_concurrency": self.max_concurrency, "callbacks": [_ToolEnd(self)]},
-        )
+        messages = await self._run(calls)
+        # The runtime's record of the turn: the AIMessage holding the calls, in the final state.
+        request = next(m for m in messages if isinstance(m, AIMessage) and m.tool_calls)
+        self.recorded = {index_of(call["id"]): call["args"] for call in request.tool_calls}
         names = {call.index: call.name for call in calls}
         outcomes: dict[int, ActionOutcome] = {}
-        for reply in output["messages"][1:]:
-            assert isinstance(reply, ToolMessage), reply
+        for reply in messages:
+            if not isinstance(reply, ToolMessage):
+                continue
             index = index_of(reply.tool_call_id)
             text = str(reply.text)
             if names[index] not in self._node.tools_by_name:

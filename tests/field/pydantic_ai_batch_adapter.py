@@ -133,6 +133,12 @@ class PydanticAiBatchExecutor(BatchFieldExecutor):
                 messages = run.all_messages()
         finally:
             _CALLS.reset(token)
+        response = next(message for message in messages if isinstance(message, ModelResponse))
+        self.recorded = {
+            index_of(part.tool_call_id): part.args
+            for part in response.parts
+            if isinstance(part, ToolCallPart)
+        }
         request = next(
             message
             for position, message in enumerate(messages)
