@@ -10,7 +10,8 @@ are the same for all three, so the divergences the kit reports come from the run
 - **What the glue answers itself.** A code action is NOT_EXECUTED with `NO_TOOL_CALL` in its
   position and never reaches the runtime (no runtime has code actions). An adapter may answer
   a call its runtime's runner would never put into a turn (`BatchFieldExecutor.pre_resolve`:
-  an unknown name, arguments that are not JSON); everything else goes to the runtime.
+  arguments that are not JSON, or not an object where the runtime's message type holds only
+  objects); everything else, unknown names included, goes to the runtime.
 - **Entered, and the journal's** ``started``. The runtime calls a function per tool; that
   function (`BatchFieldExecutor.enter`) awaits ``journal.started(i, action)`` and then, with no
   await in between, the spec's handler. So "entered" is the moment the runtime calls the tool's

@@ -32,6 +32,8 @@ Mapping decisions:
   its ``ToolMessage`` (a handler passed in the config's ``callbacks``); an unknown name is
   known when the node returns. The frame commits each prefix in model order
   (`field._batch_common`).
+- **Recorded calls**: the ``tool_calls`` args of the ``AIMessage`` in the graph's final
+  messages state (the history a model call is sent), read after the turn.
 - **Outcomes**: a ``ToolMessage`` is EXECUTED with its ``.text`` (non-str results have been
   stringified by ``_format_output``); an unknown name is NOT_EXECUTED with the error
   ``ToolMessage`` that ``ToolNode._validate_tool_call`` answers it with (naming the available
