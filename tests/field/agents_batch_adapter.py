@@ -117,20 +117,17 @@ class AgentsBatchExecutor(BatchFieldExecutor):
         return None
 
     async def run_turn(self, calls: Sequence[Call]) -> dict[int, ActionOutcome]:
-        response = ModelResponse(
-            output=[
-                ResponseFunctionToolCall(
-                    type="function_call",
-                    call_id=call.id,
-                    name=call.name,
-                    arguments=json.dumps(call.arguments),
-                )
-                for call in calls
-            ],
-            usage=Usage(),
-            response_id=None,
-        )
-        self.recorded = {index_of(item.call_id): item for item in response.output}  # type: ignore[union-attr]
+        items = [
+            ResponseFunctionToolCall(
+                type="function_call",
+                call_id=call.id,
+                name=call.name,
+                arguments=json.dumps(call.arguments),
+            )
+            for call in calls
+        ]
+        self.recorded = {index_of(item.call_id): item for item in items}
+        response = ModelResponse(output=list(items), usage=Usage(), response_id=None)
         # The Runner's turn resolution: with "raise_error" an unknown name raises here.
         processed = process_model_response(
             agent=self._agent,
