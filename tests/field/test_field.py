@@ -211,7 +211,7 @@ class TestLangGraphBatch(_FieldAdapter):
     ADAPTER = "langgraph-batch"
 
 
-class TestOpenAIAgentsBatchDefault(_FieldAdapter):
+class TestAgentsBatchRunnerDefault(_FieldAdapter):
     ADAPTER = "openai-agents-batch-default"
 
 
