@@ -10,7 +10,8 @@ are the same for all three, so the divergences the kit reports come from the run
 - **What the glue answers itself.** A code action is NOT_EXECUTED with `NO_TOOL_CALL` in its
   position and never reaches the runtime (no runtime has code actions). An adapter may answer
   a call its runtime's runner would never put into a turn (`BatchFieldExecutor.pre_resolve`:
-  an unknown name, arguments that are not JSON); everything else goes to the runtime.
+  arguments that are not JSON, or not an object where the runtime's message type holds only
+  objects); everything else, unknown names included, goes to the runtime.
 - **Entered, and the journal's** ``started``. The runtime calls a function per tool; that
   function (`BatchFieldExecutor.enter`) awaits ``journal.started(i, action)`` and then, with no
   await in between, the spec's handler. So "entered" is the moment the runtime calls the tool's
@@ -28,6 +29,12 @@ are the same for all three, so the divergences the kit reports come from the run
   runtime's call directly, so every exception reaches the caller as the object it was.
 - **max_concurrency.** Passed to the runtime's own knob where it has one; each adapter's
   docstring says how.
+- **The runtime's record of the calls.** Each runtime keeps the turn's tool calls in the
+  conversation it sends back to the model (a response item, a ``ToolCallPart``, an
+  ``AIMessage``). After a turn, `BatchFieldExecutor.recorded_arguments` reads each call's
+  arguments from that record, the very objects the runtime keeps, so a handler that mutates
+  what the runtime passed it is seen there (B11), not hidden by the copy the frame made of the
+  action's arguments.
 
 The journal hooks find their batch through a context variable set around the runtime's call:
 every task a runtime creates copies it, so concurrent batches on one executor stay apart.
@@ -115,6 +122,14 @@ class BatchFieldExecutor(ABC):
             raise ValueError(f"max_concurrency must be >= 1, got {max_concurrency}")
         self._registry = registry
         self.max_concurrency = max_concurrency
+        self.recorded: dict[int, Any] = {}
+        """The last turn's calls as the runtime records them: position -> arguments (set by
+        `run_turn` from the runtime's own record, the objects themselves)."""
+
+    def recorded_arguments(self) -> list[Any]:
+        """The arguments of the last turn's calls as the runtime's record of the turn reads
+        now, in model order (B11: what a handler mutated must not show here)."""
+        return [self.recorded[index] for index in sorted(self.recorded)]
 
     def parameters(self) -> dict[str, str]:
         return {

@@ -26,11 +26,19 @@ decisions:
   again.") inside the SDK, so nothing is ever ENV_ERROR. A propagated exception (a
   ``BaseException`` that is not an ``Exception``, or the ``UserError`` the SDK wraps other
   failures in) and a cancellation propagate.
-- **Answered by the glue** (as `field.agents_adapter` does): an unknown name is NOT_EXECUTED
-  with the Runner's ``Tool <name> not found in agent <agent>`` (the Runner's default,
-  ``tool_not_found_behavior="raise_error"``, raises ``ModelBehaviorError`` for the whole
-  response before any tool runs, ``turn_resolution.py``; answering that call alone keeps the
-  matrix about the batch path), and arguments ``json.dumps`` cannot write are NOT_EXECUTED.
+- **The Runner's turn resolution first**: the calls go into a ``ModelResponse`` and through
+  ``process_model_response`` (``agents/run_internal/turn_resolution.py``), as the Runner's
+  ``get_single_step_result_from_response`` does before any tool runs; its ``functions`` are the
+  ``ToolRunFunction`` runs handed to the batch. What happens to an unknown name is the run's
+  ``RunConfig.tool_not_found_behavior``, so there are two factories, both certified:
+  `AgentsBatchExecutor` sets ``"return_error_to_model"`` (the SDK answers the call alone with
+  ``Tool '<name>' not found.``, built by the Runner's ``_build_tool_not_found_output_items``
+  after the function calls ran: NOT_EXECUTED), and `AgentsDefaultBatchExecutor` keeps the
+  Runner's default ``"raise_error"``: one unknown name raises ``ModelBehaviorError`` for the
+  whole turn before any call runs, and the batch raises it.
+- **Answered by the glue**: only arguments ``json.dumps`` cannot write (NOT_EXECUTED): a
+  model's call is JSON text, and such a call cannot be put into a turn.
+- **Recorded calls**: the turn's ``ResponseFunctionToolCall.arguments`` (JSON text), decoded.
 - **Journal**: a call's outcome is known when the SDK hands its output item to the
   ``tool_output_committer`` callback (the Runner's hook for committing each tool output as it
   lands, ``_FunctionToolBatchExecutor._invoke_tool_and_run_post_invoke``); the frame commits
@@ -44,13 +52,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from agents import Agent, RunConfig, RunContextWrapper, RunHooks
-from agents.items import RunItem, ToolCallOutputItem
-from agents.run_config import ToolExecutionConfig
+from agents.items import ModelResponse, RunItem, ToolCallOutputItem
+from agents.run_config import ToolExecutionConfig, ToolNotFoundBehavior
 from agents.run_internal.agent_bindings import bind_public_agent
-from agents.run_internal.run_steps import ToolRunFunction
 from agents.run_internal.tool_execution import execute_function_tool_calls
+from agents.run_internal.turn_resolution import (
+    _build_tool_not_found_output_items,
+    process_model_response,
+)
 from agents.tool import FunctionTool, with_function_tool_failure_error_handler
 from agents.tool_context import ToolContext
+from agents.usage import Usage
 from openai.types.responses import ResponseFunctionToolCall
 
 from field._batch_common import BatchFieldExecutor, Call, index_of
@@ -65,7 +77,11 @@ def _ignore(tool: FunctionTool, error: Exception, input_json: str) -> None:
 
 
 class AgentsBatchExecutor(BatchFieldExecutor):
-    """The registry's tools as openai-agents `FunctionTool`s, a turn run by the SDK's batch."""
+    """The registry's tools as openai-agents `FunctionTool`s, a turn resolved by the Runner's
+    ``process_model_response`` and run by the SDK's batch; an unknown name is answered to the
+    model (``tool_not_found_behavior="return_error_to_model"``)."""
+
+    TOOL_NOT_FOUND: ToolNotFoundBehavior = "return_error_to_model"
 
     def __init__(self, registry: ToolRegistry, *, max_concurrency: int = 10) -> None:
         super().__init__(registry, max_concurrency=max_concurrency)
@@ -74,6 +90,7 @@ class AgentsBatchExecutor(BatchFieldExecutor):
         self._config = RunConfig(
             tracing_disabled=True,
             tool_execution=ToolExecutionConfig(max_function_tool_concurrency=max_concurrency),
+            tool_not_found_behavior=self.TOOL_NOT_FOUND,
         )
 
     def _function_tool(self, spec: ToolSpec) -> FunctionTool:
@@ -93,8 +110,6 @@ class AgentsBatchExecutor(BatchFieldExecutor):
         )
 
     def pre_resolve(self, call: Call) -> ActionOutcome | None:
-        if call.name not in self._tools:
-            return not_executed(f"Tool {call.name} not found in agent {AGENT_NAME}")
         try:
             json.dumps(call.arguments)
         except Exception:  # a model's call is JSON text; json.dumps cannot make this one
@@ -102,36 +117,71 @@ class AgentsBatchExecutor(BatchFieldExecutor):
         return None
 
     async def run_turn(self, calls: Sequence[Call]) -> dict[int, ActionOutcome]:
-        runs = [
-            ToolRunFunction(
-                tool_call=ResponseFunctionToolCall(
-                    type="function_call",
-                    call_id=call.id,
-                    name=call.name,
-                    arguments=json.dumps(call.arguments),
-                ),
-                function_tool=self._tools[call.name],
+        items = [
+            ResponseFunctionToolCall(
+                type="function_call",
+                call_id=call.id,
+                name=call.name,
+                arguments=json.dumps(call.arguments),
             )
             for call in calls
         ]
+        self.recorded = {index_of(item.call_id): item for item in items}
+        response = ModelResponse(output=list(items), usage=Usage(), response_id=None)
+        # The Runner's turn resolution: with "raise_error" an unknown name raises here.
+        processed = process_model_response(
+            agent=self._agent,
+            all_tools=list(self._tools.values()),
+            response=response,
+            output_schema=None,
+            handoffs=[],
+            run_config=self._config,
+        )
+        context = RunContextWrapper(context=None)
         results, _, _ = await execute_function_tool_calls(
             bindings=bind_public_agent(self._agent),
-            tool_runs=runs,
+            tool_runs=processed.functions,
             hooks=RunHooks(),
-            context_wrapper=RunContextWrapper(context=None),
+            context_wrapper=context,
             config=self._config,
             tool_output_committer=self._committed_by_sdk,
         )
-        return {
-            call.index: _outcome(result.output) for call, result in zip(calls, results, strict=True)
+        missing = await _build_tool_not_found_output_items(
+            agent=self._agent,
+            calls=processed.function_tools_not_found,
+            context_wrapper=context,
+            run_config=self._config,
+        )
+        outcomes = {
+            index_of(run.tool_call.call_id): _outcome(result.output)
+            for run, result in zip(processed.functions, results, strict=True)
         }
+        for item in missing:
+            assert isinstance(item, ToolCallOutputItem), item
+            outcomes[index_of(_call_id(item))] = not_executed(str(item.output))
+        return outcomes
+
+    def recorded_arguments(self) -> list[Any]:
+        """The record is each call's JSON text: decoded, it is what the model wrote."""
+        return [json.loads(self.recorded[index].arguments) for index in sorted(self.recorded)]
 
     def _committed_by_sdk(self, item: RunItem) -> None:
         """The SDK's per-call signal: a call's output item, committed as it lands."""
         if isinstance(item, ToolCallOutputItem):
-            raw = item.raw_item
-            identifier = raw.get("call_id") if isinstance(raw, dict) else raw.call_id
-            self.known(index_of(str(identifier)), _outcome(item.output))
+            self.known(index_of(_call_id(item)), _outcome(item.output))
+
+
+class AgentsDefaultBatchExecutor(AgentsBatchExecutor):
+    """`AgentsBatchExecutor` with the Runner's default ``tool_not_found_behavior="raise_error"``:
+    one unknown name in a turn raises ``ModelBehaviorError`` before any of its calls runs."""
+
+    TOOL_NOT_FOUND: ToolNotFoundBehavior = "raise_error"
+
+
+def _call_id(item: ToolCallOutputItem) -> str:
+    raw = item.raw_item
+    identifier = raw.get("call_id") if isinstance(raw, dict) else raw.call_id
+    return str(identifier)
 
 
 def _outcome(output: Any) -> ActionOutcome:

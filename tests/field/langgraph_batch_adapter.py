@@ -32,6 +32,8 @@ Mapping decisions:
   its ``ToolMessage`` (a handler passed in the config's ``callbacks``); an unknown name is
   known when the node returns. The frame commits each prefix in model order
   (`field._batch_common`).
+- **Recorded calls**: the ``tool_calls`` args of the ``AIMessage`` in the graph's final
+  messages state (the history a model call is sent), read after the turn.
 - **Outcomes**: a ``ToolMessage`` is EXECUTED with its ``.text`` (non-str results have been
   stringified by ``_format_output``); an unknown name is NOT_EXECUTED with the error
   ``ToolMessage`` that ``ToolNode._validate_tool_call`` answers it with (naming the available
@@ -48,6 +50,7 @@ from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
@@ -91,11 +94,30 @@ class LangGraphBatchExecutor(BatchFieldExecutor):
         self._node = ToolNode(
             [self._structured_tool(spec) for spec in registry.specs], awrap_tool_call=_position
         )
+        self._graph = self._compile(self._node)
+
+    def _compile(self, node: ToolNode) -> Any:
+        """The smallest graph that holds the node: ``START -> tools -> END``."""
         graph = StateGraph(MessagesState)
-        graph.add_node("tools", self._node)
+        graph.add_node("tools", node)
         graph.add_edge(START, "tools")
         graph.add_edge("tools", END)
-        self._graph = graph.compile()
+        return graph.compile()
+
+    def _config(self) -> RunnableConfig:
+        return {"max_concurrency": self.max_concurrency, "callbacks": [_ToolEnd(self)]}
+
+    async def _run(self, calls: Sequence[Call]) -> list[Any]:
+        """Run the graph on the turn; the messages of its final state."""
+        message = AIMessage(
+            content="",
+            tool_calls=[
+                {"type": "tool_call", "name": call.name, "args": call.arguments, "id": call.id}
+                for call in calls
+            ],
+        )
+        output = await self._graph.ainvoke({"messages": [message]}, self._config())
+        return list(output["messages"])
 
     def _structured_tool(self, spec: ToolSpec) -> StructuredTool:
         handler = handler_of(spec)
@@ -116,21 +138,15 @@ class LangGraphBatchExecutor(BatchFieldExecutor):
         return None
 
     async def run_turn(self, calls: Sequence[Call]) -> dict[int, ActionOutcome]:
-        message = AIMessage(
-            content="",
-            tool_calls=[
-                {"type": "tool_call", "name": call.name, "args": call.arguments, "id": call.id}
-                for call in calls
-            ],
-        )
-        output = await self._graph.ainvoke(
-            {"messages": [message]},
-            {"max_concurrency": self.max_concurrency, "callbacks": [_ToolEnd(self)]},
-        )
+        messages = await self._run(calls)
+        # The runtime's record of the turn: the AIMessage holding the calls, in the final state.
+        request = next(m for m in messages if isinstance(m, AIMessage) and m.tool_calls)
+        self.recorded = {index_of(call["id"]): call["args"] for call in request.tool_calls}
         names = {call.index: call.name for call in calls}
         outcomes: dict[int, ActionOutcome] = {}
-        for reply in output["messages"][1:]:
-            assert isinstance(reply, ToolMessage), reply
+        for reply in messages:
+            if not isinstance(reply, ToolMessage):
+                continue
             index = index_of(reply.tool_call_id)
             text = str(reply.text)
             if names[index] not in self._node.tools_by_name:

@@ -35,6 +35,8 @@ Mapping decisions:
   documented way to see tool events without a streaming model (``Agent.run`` with an
   ``event_stream_handler`` needs one); the frame commits each prefix in model order
   (`field._batch_common`).
+- **Recorded calls**: the ``ToolCallPart`` args of the run's first ``ModelResponse`` (the
+  objects the run keeps in its history and sends back to the model), read after the turn.
 - **Exceptions**: only ``ModelRetry``/``ToolFailed`` become per-call parts; any other exception
   cancels and drains the segment's siblings (``cancel_and_drain`` in ``_call_tools``) and ends
   the run, and the adapter lets it propagate. pydantic-ai keeps the returns of siblings that
@@ -133,6 +135,12 @@ class PydanticAiBatchExecutor(BatchFieldExecutor):
                 messages = run.all_messages()
         finally:
             _CALLS.reset(token)
+        response = next(message for message in messages if isinstance(message, ModelResponse))
+        self.recorded = {
+            index_of(part.tool_call_id): part.args
+            for part in response.parts
+            if isinstance(part, ToolCallPart)
+        }
         request = next(
             message
             for position, message in enumerate(messages)
