@@ -15,9 +15,11 @@ happened to be scheduled report it inconclusive instead of failing it.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import threading
-from collections.abc import Mapping
+import weakref
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -249,6 +251,8 @@ class Harness:
         """Per thread, how many handlers on it wait at their gates."""
         self.loops: set[asyncio.AbstractEventLoop] = set()
         """The event loops other than the kit's that handlers ran on."""
+        self.pool = _tracked_pool(self.loop)
+        """The loop's default executor, which knows which of its threads run work now."""
         self.baseline = {thread.ident for thread in threading.enumerate()}
         """The threads alive when the harness was made (the kit's own)."""
         spec: dict[str, Any] = {"description": "gated", "parameters": SCHEMA}
@@ -440,8 +444,13 @@ class Harness:
             loops = list(self.loops)
         if any(len(getattr(loop, "_ready", ())) for loop in loops if not loop.is_closed()):
             return True  # a foreign loop has work queued (a cancellation on its way, say)
+        if self.pool.busy(parked):
+            return True  # work handed to the loop's default executor (run_in_executor(None))
+        pooled = self.pool.threads()
         return any(
-            thread.ident not in self.baseline and thread.ident not in parked
+            thread.ident not in self.baseline
+            and thread.ident not in parked
+            and thread.ident not in pooled  # an idle pool thread waits for work: quiet
             for thread in threading.enumerate()
             if thread.is_alive()
         )
@@ -455,3 +464,69 @@ class Harness:
             if not handle.cancelled() and handle.when() - now < 1.0
         ]
         return max(0.0, min(delays)) if delays else None
+
+
+class _TrackedPool(concurrent.futures.ThreadPoolExecutor):
+    """The default executor the harness gives the kit's event loop: a plain thread pool that
+    knows which of its threads run a work item now. Its threads outlive an example, idle;
+    `settle` waits for the work they run (whenever they were started), never for an idle one."""
+
+    def __init__(self) -> None:
+        super().__init__(thread_name_prefix="polyloop-kit-default")
+        self._count_lock = threading.Lock()
+        self._queued = 0
+        self._running: dict[int, int] = {}
+
+    def submit(
+        self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any
+    ) -> concurrent.futures.Future[Any]:
+        with self._count_lock:
+            self._queued += 1
+
+        def run() -> Any:
+            ident = threading.get_ident()
+            with self._count_lock:
+                self._queued -= 1
+                self._running[ident] = self._running.get(ident, 0) + 1
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                with self._count_lock:
+                    self._running[ident] -= 1
+                    if not self._running[ident]:
+                        del self._running[ident]
+
+        try:
+            return super().submit(run)
+        except BaseException:
+            with self._count_lock:
+                self._queued -= 1
+            raise
+
+    def busy(self, parked: set[int | None]) -> bool:
+        """Work is queued, or a thread runs a work item other than a handler at its gate."""
+        with self._count_lock:
+            return self._queued > 0 or any(ident not in parked for ident in self._running)
+
+    def threads(self) -> set[int | None]:
+        return {thread.ident for thread in list(self._threads)}
+
+
+_POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _TrackedPool] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _tracked_pool(loop: asyncio.AbstractEventLoop) -> _TrackedPool:
+    """`loop`'s default executor, made a `_TrackedPool` the first time a harness runs on it (a
+    default executor it already had is shut down without waiting: its work goes on)."""
+    pool = _POOLS.get(loop)
+    if pool is not None and getattr(loop, "_default_executor", pool) is pool:
+        return pool
+    previous = getattr(loop, "_default_executor", None)
+    pool = _TrackedPool()
+    loop.set_default_executor(pool)
+    if isinstance(previous, concurrent.futures.Executor):
+        previous.shutdown(wait=False)
+    _POOLS[loop] = pool
+    return pool

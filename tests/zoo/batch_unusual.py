@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -140,6 +141,23 @@ class ThreadOffloading(ZooBatch):
         return result
 
 
+def _route() -> None:
+    """A router's bookkeeping on a worker thread (LangGraph runs a graph's routing function,
+    e.g. ``create_react_agent``'s ``should_continue``, in the loop's default executor)."""
+    time.sleep(0.002)
+
+
+class RoutesOnWorkerThreads(ZooBatch):
+    """After each call's handler returns, runs its routing step in the event loop's default
+    executor (``run_in_executor(None, ...)``) before the outcome is committed: the pool's
+    threads outlive the example, idle, and are busy again in the next one."""
+
+    async def run_call(self, index: int, action: Action) -> ActionOutcome:
+        outcome = await self.inner.execute(action)
+        await asyncio.get_running_loop().run_in_executor(None, _route)
+        return outcome
+
+
 class WrapsRegistryBatchExecutor:
     """Delegates to polyloop's own RegistryBatchExecutor, adding nothing but a repr."""
 
@@ -160,5 +178,6 @@ UNUSUAL_BATCH: tuple[type, ...] = (
     SemaphorePool,
     SlowJournal,
     ThreadOffloading,
+    RoutesOnWorkerThreads,
     WrapsRegistryBatchExecutor,
 )
