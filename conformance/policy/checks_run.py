@@ -7,7 +7,7 @@ import asyncio
 from dataclasses import replace
 
 from conformance.policy.checks_decide import Case
-from conformance.policy.harness import SECRET, TOOL
+from conformance.policy.harness import SECRET, TOOL, Played, Recorder
 from conformance.policy.judge import (
     Kit,
     PolicyViolation,
@@ -133,10 +133,14 @@ async def check_P8(kit: Kit, case: Case) -> None:
 
 async def check_P9(kit: Kit, case: Case) -> None:
     """P9: cancelled at any stage, the running listener is sent the cancellation and awaited,
-    nothing runs afterwards, and execute raises CancelledError."""
+    nothing runs afterwards, and execute raises CancelledError. Cancellations the caller's task
+    swallowed before it called execute are not this call's: the call then runs as the stack says,
+    and a cancellation while it runs still counts."""
     recorder, played = await kit.run(case.stack, case.schedule)
     mark = played.cancel_mark
     if mark is None:
+        if case.schedule.stale:
+            _check_not_cancelled(case, recorder, played)
         return  # the call ended before the chosen gate: nothing cancelled, nothing to judge
     trace = recorder.trace
     stage, position = played.cancelled_gate or ("", 0)
@@ -169,6 +173,34 @@ async def check_P9(kit: Kit, case: Case) -> None:
             "the running listener awaited until it ends",
             f"trace {trace}",
         ),
+    )
+
+
+def _check_not_cancelled(case: Case, recorder: Recorder, played: Played) -> None:
+    """A call made after its task swallowed earlier cancellations, and not cancelled while it
+    ran, ends as the same stack ends in a fresh task (P9 starts once the task awaiting execute
+    is cancelled; before that, E5/E8 and P2-P8, P10 decide)."""
+    want = expect(case.stack)
+    stale = case.schedule.stale
+    if isinstance(played.raised, asyncio.CancelledError):
+        raise PolicyViolation(
+            f"execute raised CancelledError though nothing cancelled the task while it ran "
+            f"(the task had swallowed {stale} cancellation{'s' if stale > 1 else ''} before it "
+            "called execute)",
+            expected=f"{_wanted(want)}, as in a fresh task",
+            actual=f"{show(played)}; trace {recorder.trace}",
+        )
+    outcome = outcome_of(played, "P9")
+    problem = status_problem(outcome, want)
+    entries = recorder.count("call", "handler")
+    fail_first(
+        (
+            problem is not None or entries != want.entries,
+            f"a call made after its task swallowed an earlier cancellation ended otherwise: "
+            f"{problem or f'the handler was entered {entries} times'}",
+            f"{_wanted(want)}, handler entered {want.entries} times, as in a fresh task",
+            f"{show(played)}; trace {recorder.trace}",
+        )
     )
 
 

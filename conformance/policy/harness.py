@@ -12,6 +12,7 @@ held. Nothing here reads a clock to decide anything: the wall clock only bounds 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import inspect
 from collections.abc import Callable
@@ -143,12 +144,17 @@ class Schedule:
     """Which held gate opens next (the lowest rank; ranks index gates by arrival, cycling), and
     whether the task awaiting ``execute`` is cancelled while the gate of arrival
     `cancel_at` is held, with every listener then swallowing the cancellation (`swallow`) or
-    turning it into an ordinary exception (`convert`, which wins)."""
+    turning it into an ordinary exception (`convert`, which wins). `stale` earlier cancellations
+    of that task were swallowed by the caller before it called ``execute`` (a call made from a
+    cleanup path): P9 speaks of the task cancelled while it awaits ``execute``, so they must
+    change nothing, and a cancellation after them still counts (on 3.11+ the task's
+    ``cancelling()`` is `stale` when ``execute`` begins)."""
 
     ranks: tuple[int, ...] = ()
     cancel_at: int | None = None
     swallow: bool = False
     convert: bool = False
+    stale: int = 0
 
     def rank(self, arrival: int) -> int:
         return self.ranks[arrival % len(self.ranks)] if self.ranks else 0
@@ -165,6 +171,12 @@ class Schedule:
                     if self.swallow
                     else ""
                 )
+            )
+        if self.stale:
+            parts.insert(
+                0,
+                f"execute awaited by a task that swallowed {self.stale} earlier "
+                f"cancellation{'s' if self.stale > 1 else ''} of its own",
             )
         return "; ".join(parts)
 
@@ -423,6 +435,18 @@ async def play(
     return await play_awaitable(awaited, recorder, touch, deadline)
 
 
+async def _after_stale(awaited: Any, stale: int) -> Any:
+    """Await `awaited` in a task that first cancels itself `stale` times and swallows each
+    cancellation without `uncancel()`, as a caller's ``except CancelledError`` does."""
+    task = asyncio.current_task()
+    assert task is not None
+    for _ in range(stale):
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.sleep(0)
+    return await awaited
+
+
 async def play_awaitable(
     awaited: Any, recorder: Recorder, touch: Callable[[], None], deadline: float
 ) -> Played:
@@ -431,7 +455,9 @@ async def play_awaitable(
     schedule = recorder.schedule
     loop = asyncio.get_running_loop()
     until = loop.time() + deadline
-    task = asyncio.ensure_future(awaited)
+    task = asyncio.ensure_future(
+        _after_stale(awaited, schedule.stale) if schedule.stale else awaited
+    )
     played = Played()
     while not task.done():
         await _quiet(recorder, task)

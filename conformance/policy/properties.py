@@ -58,12 +58,21 @@ def _same_order(case: Case) -> Case:
 def _cancel_traps() -> tuple[Case, ...]:
     wrapped = Stack(deciders=("allow", "ask"), approver="true", wrappers=("pass",), post=("tag",))
     bare = Stack(deciders=("ask",), approver="true", post=("tag",))  # no wrapper to check
-    return tuple(
+    fresh = tuple(
         Case(stack, Schedule(cancel_at=at, swallow=swallow, convert=convert))
         for stack, gates in ((wrapped, 6), (bare, 4))
         for swallow, convert in ((True, False), (False, False), (False, True))
         for at in range(gates)
     )
+    # The caller's task swallowed a cancellation before it called execute: not this call's.
+    chain_only = Stack(wrappers=("pass",), post=("tag",))
+    stale = (
+        Case(wrapped, Schedule(stale=1)),
+        Case(chain_only, Schedule(stale=1)),
+        Case(wrapped, Schedule(cancel_at=0, swallow=True, stale=1)),
+        Case(wrapped, Schedule(cancel_at=3, swallow=True, stale=1)),
+    )
+    return fresh + stale
 
 
 _LATE = Schedule(ranks=(3, 2, 1, 0))
@@ -114,6 +123,9 @@ PROPERTIES: dict[str, PolicyProperty] = {
             Case(Stack(deciders=("abstain",), default="DENY"), Schedule(), Schedule(), (0,)),
             Case(Stack(default="DENY"), Schedule(), Schedule(), ()),
             Case(Stack(default="ASK", approver="false"), Schedule(), Schedule(), ()),
+            # A raise counts as DENY (P4): deciding may stop right after the first DENY, or
+            # else every decider is called, so not at a raise that follows a DENY.
+            Case(Stack(deciders=("deny", "raise", "allow")), Schedule(), Schedule(), (2, 1, 0)),
         ),
         _p(
             "P4",

@@ -27,7 +27,9 @@ def schedules(cancel: bool = False) -> st.SearchStrategy[Schedule]:
     ranks = st.lists(st.integers(0, 7), max_size=8).map(tuple)
     if not cancel:
         return st.builds(Schedule, ranks)
-    return st.builds(Schedule, ranks, st.integers(0, 6), st.booleans(), st.booleans())
+    return st.builds(
+        Schedule, ranks, st.integers(0, 6), st.booleans(), st.booleans(), st.sampled_from((0, 1))
+    )
 
 
 @st.composite

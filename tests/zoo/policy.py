@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import sys
 from typing import Any
 
 from polyloop import (
@@ -24,6 +25,9 @@ from polyloop import (
 from zoo.policy_base import Cancelled, ZooPolicy, _own, check, synthetic
 
 __all__ = ["BROKEN_POLICY", "REALISTIC_POLICY"]
+
+_HAS_CANCELLING = sys.version_info >= (3, 11)
+"""`Task.cancelling()` exists: the bugs that misread it can be planted (not on 3.10)."""
 
 
 # --- one per clause ---------------------------------------------------------------------------
@@ -150,6 +154,68 @@ class SwallowedCancelBecomesAnOutcome(ZooPolicy):
             if child.cancelled() or child.exception() is not None:
                 raise
         return child.result()
+
+
+class CancellingCountsEarlierCancels(ZooPolicy):
+    """Reads "is this call cancelled?" as ``Task.cancelling() > 0``: a call made from a task
+    that swallowed an earlier cancellation (a cleanup path) is cancelled before it runs, though
+    nothing cancelled the task while it awaited execute (P9; 3.11+, which has the count)."""
+
+    VIOLATES = ("P9",)
+
+    async def guarded(self, call: ToolCall) -> ActionOutcome:
+        outer: Any = asyncio.current_task()
+        seen: list[bool] = []
+        child = asyncio.get_running_loop().create_task(
+            self.stages(call, lambda: bool(seen) or outer.cancelling() > 0)
+        )
+        try:
+            await asyncio.wait((child,))
+        except asyncio.CancelledError:
+            seen.append(True)
+            child.cancel()
+            while not child.done():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.wait((child,))
+            if not child.cancelled():
+                child.exception()
+            raise
+        return child.result()
+
+
+class CleanupCallsRunUnguarded(ZooPolicy):
+    """A call made while its task already counts a cancellation (``Task.cancelling() > 0``, a
+    cleanup path) runs its stages inline with no guard, so the cleanup is not cut short; a
+    second cancellation that a listener swallows then becomes an outcome (P9; 3.11+)."""
+
+    VIOLATES = ("P9",)
+
+    async def guarded(self, call: ToolCall) -> ActionOutcome:
+        task: Any = asyncio.current_task()
+        if task is not None and task.cancelling() > 0:
+            return await self.stages(call, lambda: False)
+        return await super().guarded(call)
+
+
+class FailingDeciderEndsTheRound(ZooPolicy):
+    """Stops consulting deciders at the first one that raises or answers garbage (a crashing
+    hook ends the hook loop), but not at a DENY verdict: after a DENY, a raise leaves the
+    deciders behind it uncalled (P3: stop right after the first DENY, or call every one)."""
+
+    VIOLATES = ("P3",)
+
+    async def answers(self, call: ToolCall, cancelled: Cancelled) -> list[tuple[int, Any]]:
+        found: list[tuple[int, Any]] = []
+        for position, decider in enumerate(self.policy.deciders):
+            try:
+                answer: Any = ("ok", await decider(call))
+            except Exception as exc:
+                answer = ("raised", exc)
+            check(cancelled)
+            found.append((position, answer))
+            if self.fault(position, answer) is not None:
+                break
+        return found
 
 
 class FailedRedactionLeaks(ZooPolicy):
@@ -415,6 +481,8 @@ BROKEN_POLICY: tuple[type[ZooPolicy], ...] = (
     HandlerGetsTheFrozenCall,
     InnermostWrapperFirst,
     SwallowedCancelBecomesAnOutcome,
+    *((CancellingCountsEarlierCancels, CleanupCallsRunUnguarded) if _HAS_CANCELLING else ()),
+    FailingDeciderEndsTheRound,
     FailedRedactionLeaks,
     FirstFinishedFaultNamed,
     OrderedWaterfall,
