@@ -54,13 +54,18 @@ Mapping decisions:
   inside one process), so the runtime has no ``max_attempts``. No concurrency classification:
   every call of the message runs at once. No "interrupted" outcome. The glue adds none of
   these.
+
+Cost: the kit starts a fresh interpreter per lifetime, and importing langchain-core and
+LangGraph is most of it (5 s per lifetime at load 14 on the shared machine, 2 s of it
+`field._common`'s own imports, Hypothesis and the kit). So this module does not import the
+field frame: its outcome helpers repeat `field._common`'s (the same words, the same flags).
 """
 
 from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
@@ -73,13 +78,35 @@ from langgraph.prebuilt import create_react_agent
 from langgraph.types import Durability
 from langgraph.warnings import LangGraphDeprecatedSinceV10
 
-from field._batch_common import call_id
-from field._common import NO_TOOL_CALL, executed, handler_of, not_executed, plain_json, thaw
-from polyloop import Action, ActionOutcome, ToolRegistry, ToolSpec
+from polyloop import Action, ActionOutcome, ActionStatus, ToolRegistry, ToolSpec
 
 __all__ = ["LangGraphRecovery", "LangGraphRecoverySync", "ScriptedModel"]
 
 FINAL_ANSWER = "Every call of the batch has its result."
+NO_TOOL_CALL = "The action has no tool call; this executor runs tool calls only, not code."
+"""`field._common.NO_TOOL_CALL`'s words."""
+_PREFIX = "call_"
+
+
+def _plain(value: Any) -> Any:
+    """A plain copy of deep-frozen JSON arguments (mappings as dicts, sequences as lists), as
+    a model's parser hands them to LangChain."""
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    return value
+
+
+def _outcome(status: ActionStatus, text: str) -> ActionOutcome:
+    """As `field._common.executed` / `not_executed`: synthetic only when no tool code ran."""
+    return ActionOutcome(
+        status=status,
+        observation=text,
+        observation_is_synthetic=status is ActionStatus.NOT_EXECUTED,
+        env_reported_completion=False,
+        observation_truncated_chars=0,
+    )
 
 
 class ScriptedModel(BaseChatModel):
@@ -123,7 +150,8 @@ class ScriptedModel(BaseChatModel):
 
 def _structured_tool(spec: ToolSpec) -> StructuredTool:
     """The spec as a LangChain tool; its replay policy has nowhere to go."""
-    handler = handler_of(spec)
+    handler = spec.handler
+    assert handler is not None, f"tool {spec.name!r} has no handler"
 
     async def coroutine(**kwargs: Any) -> Any:
         return await handler(kwargs)
@@ -131,7 +159,7 @@ def _structured_tool(spec: ToolSpec) -> StructuredTool:
     return StructuredTool(
         name=spec.name,
         description=spec.description,
-        args_schema=thaw(spec.parameters),
+        args_schema=_plain(spec.parameters),
         coroutine=coroutine,
     )
 
@@ -153,15 +181,17 @@ class LangGraphRecovery:
         for index, action in enumerate(actions):
             tool_call = action.tool_call
             if tool_call is None:
-                outcomes[index] = not_executed(NO_TOOL_CALL)
+                outcomes[index] = _outcome(ActionStatus.NOT_EXECUTED, NO_TOOL_CALL)
                 continue
-            arguments = plain_json(tool_call.arguments)
-            calls.append({"type": "tool_call", "name": tool_call.name, "args": arguments})
-            calls[-1]["id"] = call_id(index)
+            arguments = _plain(tool_call.arguments)
+            identifier = f"{_PREFIX}{index}"
+            calls.append(
+                {"type": "tool_call", "name": tool_call.name, "args": arguments, "id": identifier}
+            )
         if calls:
             replies = await self._turn(batch_id, calls)
             for call in calls:
-                index = int(call["id"].removeprefix("call_"))
+                index = int(call["id"].removeprefix(_PREFIX))
                 outcomes[index] = self._outcome(batch_id, index, replies.get(call["id"]))
         return tuple(outcome for outcome in outcomes if outcome is not None)
 
@@ -195,8 +225,8 @@ class LangGraphRecovery:
             )
         text = str(reply.text)
         if reply.status == "error" and reply.name not in self._registry.names():
-            return not_executed(text)  # ToolNode._validate_tool_call: no tool code ran
-        return executed(text)
+            return _outcome(ActionStatus.NOT_EXECUTED, text)  # ToolNode._validate_tool_call
+        return _outcome(ActionStatus.EXECUTED, text)
 
 
 class LangGraphRecoverySync(LangGraphRecovery):
