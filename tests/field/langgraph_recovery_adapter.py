@@ -1,7 +1,7 @@
 """Recovery targets over LangGraph: a ``create_react_agent`` graph checkpointed by SQLite.
 
 A durable runtime as a LangGraph user builds one (contract section 12, the kit's recovery
-subject): ``factory(registry, directory)`` returns a runtime whose ``run(batch_id, actions)``
+subject): each class here is a factory ``(registry, directory)``, its ``run(batch_id, actions)``
 runs one agent turn on the thread ``batch_id``, checkpointed by ``AsyncSqliteSaver`` in
 ``directory/langgraph.sqlite`` (langgraph-checkpoint-sqlite; the async saver because the kit's
 handlers are coroutines and the graph runs with ``ainvoke``), and a later ``run`` of the same
@@ -13,8 +13,8 @@ whose tool step is the finest unit LangGraph checkpoints. Its default ``version=
 every tool call of the model's ``AIMessage`` to its own ``ToolNode`` task (one ``Send`` each,
 all in one superstep), so each call's ``ToolMessage`` is saved as that task's pending write
 (``put_writes``) when the task ends, and a resume re-runs only the tasks without one. A
-``StateGraph`` with a model node and a plain ``ToolNode`` (``version="v1"``) would put every call
-in one task and re-run all of them. ``create_react_agent`` is marked deprecated in favour of
+``StateGraph`` with a model node and a plain ``ToolNode`` (like ``version="v1"``) would put every
+call in one task and re-run all of them. ``create_react_agent`` is marked deprecated in favour of
 ``langchain.agents.create_agent`` (the ``langchain`` package, not pinned here); its warning is
 silenced while the graph is built.
 
@@ -33,8 +33,10 @@ Mapping decisions:
   LangGraph only if it asks the model again; LangGraph never compares them with the thread
   (the glue does not either: that would be emulating J9).
 - **Durability.** `LangGraphRecovery` leaves ``durability`` at LangGraph's default
-  (``"async"``: a checkpoint is written while the next step runs);
-  `LangGraphRecoverySync` passes ``durability="sync"`` to ``ainvoke``.
+  (``"async"``: a step's checkpoint is written while the next step runs);
+  `LangGraphRecoverySync` passes ``durability="sync"`` to ``ainvoke`` (each step's checkpoint
+  is awaited before the next step). In both, a finished tool task's pending write is saved
+  in the background (``PregelLoop.put_writes`` submits ``aput_writes``).
 - **Outcomes.** After the graph returns, call *i* is the ``ToolMessage`` whose
   ``tool_call_id`` is ``call_<i>``: EXECUTED with its ``.text``, except the error message
   ``ToolNode._validate_tool_call`` answers an unknown name with, which is NOT_EXECUTED (no
@@ -56,7 +58,7 @@ Mapping decisions:
   these.
 
 Cost: the kit starts a fresh interpreter per lifetime, and importing langchain-core and
-LangGraph is most of it (5 s per lifetime at load 14 on the shared machine, 2 s of it
+LangGraph is most of it (3.7-4 s per lifetime at load 10 on the shared machine; 4-6 s with
 `field._common`'s own imports, Hypothesis and the kit). So this module does not import the
 field frame: its outcome helpers repeat `field._common`'s (the same words, the same flags).
 """
