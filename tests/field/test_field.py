@@ -265,6 +265,14 @@ class TestLangGraphReactBatch(_FieldAdapter):
         )
 
 
+class TestLangGraphRecovery(_FieldAdapter):
+    ADAPTER = "langgraph-recovery"
+
+
+class TestLangGraphRecoverySync(_FieldAdapter):
+    ADAPTER = "langgraph-recovery-sync"
+
+
 def test_expected_matrix_is_well_formed() -> None:
     """Every adapter has a test class, names an existing module, and every clause it lists is
     a certified clause with a non-empty reason; no clause is both a divergence and a defect
