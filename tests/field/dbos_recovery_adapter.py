@@ -30,9 +30,9 @@ Mapping decisions:
 - **Tools.** ``DBOSAgent`` wraps MCP toolsets in steps and leaves function tools alone
   (``dbosify_toolset`` in ``pydantic_ai/durable_exec/dbos/_agent.py``): a tool function runs
   as workflow code, so recovery re-executes it with the rest of the workflow. In the ``steps``
-  configuration (`steps_factory`) each tool function instead awaits a ``@DBOS.step`` named
-  after the tool that runs the handler, what DBOS's docs tell a user to do for a side effect:
-  a step whose output was recorded is not run again on recovery.
+  configuration (`steps_factory`) each tool function instead awaits one ``@DBOS.step``
+  (``tool.call``, see `_step`) that runs the handler, what DBOS's docs tell a user to do for a
+  side effect: a step whose output was recorded is not run again on recovery.
 - **Classification.** ``concurrency_safe=True`` maps to ``sequential=False``, anything else to
   pydantic-ai's ``sequential=True`` barrier (as in the batch adapter); ``DBOSAgent``'s default
   ``parallel_execution_mode='parallel_ordered_events'`` is kept.
@@ -59,7 +59,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from dbos import DBOS, DBOSConfig, SetWorkflowID
@@ -79,7 +79,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from field._common import NO_TOOL_CALL, executed, handler_of, not_executed, plain_json, thaw
-from polyloop import Action, ActionOutcome, ToolHandler, ToolRegistry, ToolSpec
+from polyloop import Action, ActionOutcome, ToolRegistry, ToolSpec
 
 __all__ = ["DbosRecoveryRuntime", "factory", "steps_factory"]
 
@@ -123,22 +123,31 @@ def _prompt(actions: Sequence[Action]) -> str:
     return json.dumps(calls)
 
 
-def _step(name: str, handler: ToolHandler) -> Any:
-    """The handler as a DBOS step named after the tool (the ``steps`` configuration)."""
+def _step(registry: ToolRegistry) -> Callable[[str, dict[str, Any]], Awaitable[Any]]:
+    """One DBOS step, ``tool.call``, that runs the named tool's handler (the ``steps``
+    configuration). One step for every tool, as pydantic-ai names its own tool-call steps
+    (``DBOSDurability``: "every tool in a toolset shares one step"): DBOS hashes every
+    registered step's source into the application version (``dbos/_dbos.py``
+    ``DBOSRegistry.compute_app_version``), so a step per tool would give a registry without
+    one of the tools another version, whose ``DBOS.launch()`` does not recover the workflow."""
+    handlers = {spec.name: handler_of(spec) for spec in registry.specs}
 
-    @DBOS.step(name=f"tool.{name}")
-    async def step(arguments: dict[str, Any]) -> Any:
-        return await handler(arguments)
+    @DBOS.step(name="tool.call")
+    async def step(name: str, arguments: dict[str, Any]) -> Any:
+        return await handlers[name](arguments)
 
     return step
 
 
-def _tool(spec: ToolSpec, *, steps: bool) -> Tool[None]:
+def _tool(
+    spec: ToolSpec, step: Callable[[str, dict[str, Any]], Awaitable[Any]] | None
+) -> Tool[None]:
     handler = handler_of(spec)
-    run = _step(spec.name, handler) if steps else handler
 
     async def function(ctx: RunContext[None], **kwargs: Any) -> Any:
-        return await run(kwargs)
+        if step is not None:
+            return await step(spec.name, kwargs)
+        return await handler(kwargs)
 
     tool: Tool[None] = Tool.from_schema(
         function,
@@ -162,10 +171,11 @@ class DbosRecoveryRuntime:
             "log_level": "WARNING",
         }
         DBOS(config=config)
+        step = _step(registry) if steps else None
         agent: Agent[None, str] = Agent(
             FunctionModel(_respond),
             name=NAME,
-            tools=[_tool(spec, steps=steps) for spec in registry.specs],
+            tools=[_tool(spec, step) for spec in registry.specs],
             retries=RETRIES,
         )
         with warnings.catch_warnings():
