@@ -273,6 +273,14 @@ class TestLangGraphRecoverySync(_FieldAdapter):
     ADAPTER = "langgraph-recovery-sync"
 
 
+class TestPydanticAiDbosRecovery(_FieldAdapter):
+    ADAPTER = "pydantic-ai-dbos-recovery"
+
+
+class TestPydanticAiDbosRecoverySteps(_FieldAdapter):
+    ADAPTER = "pydantic-ai-dbos-recovery-steps"
+
+
 def test_expected_matrix_is_well_formed() -> None:
     """Every adapter has a test class, names an existing module, and every clause it lists is
     a certified clause with a non-empty reason; no clause is both a divergence and a defect
