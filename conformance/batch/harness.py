@@ -468,25 +468,22 @@ class Harness:
 
 class _TrackedPool(concurrent.futures.ThreadPoolExecutor):
     """The default executor the harness gives the kit's event loop: a plain thread pool that
-    knows which of its threads run a work item now. Its threads outlive an example, idle;
-    `settle` waits for the work they run (whenever they were started), never for an idle one."""
+    knows which of its threads run a work item now and which items wait for a thread. Its
+    threads outlive an example, idle; `settle` waits for the work they run (whenever they were
+    started), never for an idle thread or an item cancelled before it started."""
 
     def __init__(self) -> None:
         super().__init__(thread_name_prefix="polyloop-kit-default")
         self._count_lock = threading.Lock()
-        self._queued = 0
+        self._waiting: set[concurrent.futures.Future[Any]] = set()
         self._running: dict[int, int] = {}
 
     def submit(
         self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any
     ) -> concurrent.futures.Future[Any]:
-        with self._count_lock:
-            self._queued += 1
-
         def run() -> Any:
             ident = threading.get_ident()
             with self._count_lock:
-                self._queued -= 1
                 self._running[ident] = self._running.get(ident, 0) + 1
             try:
                 return fn(*args, **kwargs)
@@ -496,17 +493,23 @@ class _TrackedPool(concurrent.futures.ThreadPoolExecutor):
                     if not self._running[ident]:
                         del self._running[ident]
 
-        try:
-            return super().submit(run)
-        except BaseException:
-            with self._count_lock:
-                self._queued -= 1
-            raise
+        future = super().submit(run)
+        with self._count_lock:
+            self._waiting.add(future)
+        future.add_done_callback(self._forget)  # at once (outside the lock) if already done
+        return future
+
+    def _forget(self, future: concurrent.futures.Future[Any]) -> None:
+        with self._count_lock:
+            self._waiting.discard(future)
 
     def busy(self, parked: set[int | None]) -> bool:
-        """Work is queued, or a thread runs a work item other than a handler at its gate."""
+        """An item waits for a thread, or a thread runs one (other than a handler parked at
+        its gate)."""
         with self._count_lock:
-            return self._queued > 0 or any(ident not in parked for ident in self._running)
+            if any(ident not in parked for ident in self._running):
+                return True
+            return any(not (f.running() or f.done()) for f in self._waiting)
 
     def threads(self) -> set[int | None]:
         return {thread.ident for thread in list(self._threads)}
