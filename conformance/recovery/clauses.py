@@ -85,9 +85,11 @@ class _Facts:
         ]
 
     def returned(self, call: int) -> dict[str, int]:
-        """Each observation handler `call` returned (or raised as ENV_ERROR) -> its lifetime."""
+        """Each observation handler `call` returned (or raised as ENV_ERROR) -> its lifetime,
+        in any lifetime, the J9 probe's included: a runtime that ran the recorded batch there
+        (J9's failure) produced that result with the call's own handler."""
         found = {}
-        for life in self.lives:
+        for life in self.all_lives:
             for line in life.lines:
                 if line["call"] == call and line["event"] == "return":
                     found[line["obs"]] = life.number

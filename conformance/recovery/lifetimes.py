@@ -68,6 +68,9 @@ class Observation:
     schedule: Schedule
     lives: list[Life] = field(default_factory=list)
     kit_error: str | None = None
+    damage_missed: bool = False
+    """The schedule asked for store damage (J10) and no file held call 0's observation as
+    plain text, so none was done."""
 
     def max_attempts(self) -> int:
         found = next((life.max_attempts for life in self.lives if life.max_attempts), None)
@@ -185,21 +188,25 @@ class _Run:
         return lines
 
     def damage(self) -> str | None:
-        """Change one letter of call 0's recorded observation where the target's files hold
-        it (not in a SQLite -wal/-shm file, whose torn frames SQLite itself drops): a store
-        must notice (J10) or it returns what it never recorded. None when no file holds it."""
+        """Change one letter of every copy of call 0's recorded observation the target's files
+        hold as plain text (not in a SQLite -wal/-shm file, whose torn frames SQLite itself
+        drops): a store must notice (J10) or it returns what it never recorded, whichever copy
+        it reads. None when no file holds it (an encoded or compressed store)."""
         needle = f"{self.schedule.calls[0].tool}#0:".encode()
+        places = []
         for path in sorted(self.directory.rglob("*")):
             if not path.is_file() or path.name.endswith(("-wal", "-shm")):
                 continue
             data = bytearray(path.read_bytes())
-            at = data.find(needle)
-            if at < 0:
+            found = [at for at in range(len(data)) if data.startswith(needle, at)]
+            if not found:
                 continue
-            data[at] ^= 0x20  # the first letter's case: safe_seq -> Safe_seq
+            for at in found:
+                data[at] ^= 0x20  # the first letter's case: safe_seq -> Safe_seq
             path.write_bytes(bytes(data))
-            return f"{path.name} at byte {at}"
-        return None
+            places.append(f"{path.name} at byte{'s' if len(found) > 1 else ''} ")
+            places[-1] += ", ".join(str(at) for at in found)
+        return "; ".join(places) or None
 
 
 def run_schedule(target: str, schedule: Schedule, *, limit: float = LIFETIME_LIMIT) -> Observation:
@@ -234,6 +241,7 @@ def _play(run: _Run, observation: Observation) -> None:
     run.lifetime(observation, "noop")
     if schedule.damage:
         where = run.damage()
+        observation.damage_missed = where is None
         if where is not None:
             life = run.lifetime(observation, "damaged")
             life.damaged_at = where

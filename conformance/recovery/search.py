@@ -121,6 +121,18 @@ class _State:
     examples: int = 0
     failure: tuple[Schedule, Violation] | None = None
     unusable: str | None = None
+    damaged: int = 0
+    """Schedules whose store the kit damaged (a J10 resume ran)."""
+    missed: int = 0
+    """Schedules that asked for damage where no file held the observation as plain text."""
+
+
+_NOT_DAMAGED = (
+    "not checked: the kit damages a store by changing a letter of call 0's recorded "
+    "observation where the target's files hold it as plain text, and in {missed} schedule(s) "
+    "that asked for it none did (an encoded, compressed or encrypted store), so no damaged "
+    "resume ran; check J10 by hand or with a store that keeps its records readable"
+)
 
 
 def _counterexample(schedule: Schedule, found: Violation) -> Counterexample:
@@ -143,8 +155,11 @@ def search_recovery_clause(
     def test(schedule: Schedule) -> None:
         if state.failure is None:
             state.examples += 1
+        observation = trial.observe(schedule)
+        state.missed += observation.damage_missed
+        state.damaged += any(life.purpose == "damaged" for life in observation.lives)
         try:
-            judge(trial.observe(schedule), clause)
+            judge(observation, clause)
         except Unusable as why:
             state.unusable = state.unusable or str(why)
         except Violation as found:
@@ -183,4 +198,7 @@ def search_recovery_clause(
         return ClauseOutcome(
             verdict=ClauseStatus.ERROR, examples=state.examples, message=state.unusable
         )
+    if clause == "J10" and state.damaged == 0 and state.missed:
+        message = _NOT_DAMAGED.format(missed=state.missed)
+        return ClauseOutcome(verdict=ClauseStatus.SKIPPED, examples=state.examples, message=message)
     return ClauseOutcome(verdict=ClauseStatus.PASS, examples=state.examples)

@@ -9,6 +9,7 @@ the full campaign (every zoo entry certified, more schedules) runs with
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from typing import Any
@@ -96,6 +97,36 @@ _CATCH: dict[str, Schedule] = {
 def test_each_broken_runtime_is_caught_exactly_on_its_clause(clause: str) -> None:
     failing = _failing(f"zoo.recovery:{BROKEN[clause]}", _CATCH[clause])
     assert set(failing) == {clause}, failing
+
+
+def test_J10_every_copy_is_damaged_so_an_unchecked_mirror_is_caught() -> None:
+    """A store that reads its records back from a second, unchecked copy: the kit damages every
+    copy of the observation (it once changed only the first it found, and passed LangGraph's
+    and openai-agents' RunState's unchecked later copies)."""
+    assert _failing("zoo.recovery:broken_j10_unchecked_mirror", TRAPS[11]) == {
+        "J10": _failing("zoo.recovery:broken_j10_unchecked_mirror", TRAPS[11])["J10"]
+    }
+
+
+def test_J4_a_result_the_call_produced_in_the_J9_probe_is_its_own() -> None:
+    """A runtime that runs the recorded batch when given a changed one (J9's failure) re-enters
+    the in-doubt SAFE call 0 in that probe lifetime: its result there is its own handler's, so
+    J4 holds (the kit called it invented until field adapters on LangGraph and DBOS showed it)."""
+    schedule = Schedule((Call("safe_seq"), Call("never_seq", 1)), crashes=(("effect", 0),))
+    schedule = dataclasses.replace(schedule, other_batch=1)
+    failing = _failing("zoo.recovery:broken_j9_recorded_batch_run_instead", schedule)
+    assert set(failing) == {"J9"}, failing
+
+
+def test_J10_a_store_the_kit_cannot_damage_is_reported_not_checked() -> None:
+    """Records the kit cannot find as plain text (base64 inside CRC-checked lines) leave J10
+    unjudged: skipped with the reason, never a pass it did not earn."""
+    from zoo.recovery import encoded_runtime
+
+    report = certify(encoded_runtime, only=["J10"], profile="fast")
+    (result,) = report.results
+    assert result.status == "skipped", report.to_text()
+    assert result.message is not None and result.message.startswith("not checked"), result.message
 
 
 _STOPPED_RESUME = TRAPS[-1]

@@ -9,6 +9,7 @@ they hand it; the JSON-lines store is this file's own (fsync, CRC-32 per line, t
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 import os
@@ -23,10 +24,12 @@ from polyloop import (
     ActionStatus,
     ReplayPolicy,
     SqliteJournalStore,
+    ToolCall,
     ToolRegistry,
     run_durable,
 )
 from polyloop.durable import JournalDamagedError, StoredRecord
+from polyloop.ports import plain_arguments
 
 
 class Runtime:
@@ -333,6 +336,102 @@ class _RebuildingRuntime(Runtime):
         )
 
 
+class MirroredStore:
+    """The J10 bug in a store with two copies: every record goes to ``a-journal.jsonl`` and to
+    ``b-mirror.jsonl`` (plain JSON lines, no checks), and records are read back from the mirror
+    alone, unchecked. A kit that damaged only the first copy it found would miss it."""
+
+    def __init__(self, directory: str) -> None:
+        self.paths = [os.path.join(directory, n) for n in ("a-journal.jsonl", "b-mirror.jsonl")]
+
+    def append(self, batch_id: str, kind: str, index: int, body: Any) -> None:
+        seq = len(self.records(batch_id))
+        line = json.dumps(
+            {"batch": batch_id, "seq": seq, "kind": kind, "index": index, "body": body}
+        )
+        for path in self.paths:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            try:
+                os.write(fd, (line + "\n").encode())
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    def records(self, batch_id: str) -> list[StoredRecord]:
+        if not os.path.exists(self.paths[1]):
+            return []
+        with open(self.paths[1], encoding="utf-8") as file:
+            found = [json.loads(line) for line in file if line.strip()]
+        return [
+            StoredRecord(seq=r["seq"], kind=r["kind"], index=r["index"], body=r["body"])
+            for r in found
+            if r["batch"] == batch_id
+        ]
+
+
+def broken_j10_unchecked_mirror(registry: ToolRegistry, directory: str) -> Runtime:
+    return Runtime(registry, MirroredStore(directory))
+
+
+class _RecordedBatchRuntime(Runtime):
+    """J9: the first batch given for an id is kept (as JSON beside the journal) and every later
+    run of the id runs that one, whatever it is given."""
+
+    def __init__(self, registry: ToolRegistry, directory: str) -> None:
+        super().__init__(registry, _sqlite(directory))
+        self.kept = os.path.join(directory, "batch.json")
+
+    async def run(self, batch_id: str, actions: Sequence[Action]) -> tuple[ActionOutcome, ...]:
+        if os.path.exists(self.kept):
+            with open(self.kept, encoding="utf-8") as file:
+                actions = [_action(entry) for entry in json.load(file)]
+        else:
+            with open(self.kept, "w", encoding="utf-8") as file:
+                json.dump([_entry(action) for action in actions], file)
+                file.flush()
+                os.fsync(file.fileno())
+        return await super().run(batch_id, actions)
+
+
+def _entry(action: Action) -> dict[str, Any]:
+    call = action.tool_call
+    if call is None:
+        return {"code": action.code}
+    return {"name": call.name, "arguments": plain_arguments(call)}
+
+
+def _action(entry: dict[str, Any]) -> Action:
+    if "code" in entry:
+        return Action(code=entry["code"])
+    return Action(tool_call=ToolCall(name=entry["name"], arguments=entry["arguments"]))
+
+
+def broken_j9_recorded_batch_run_instead(registry: ToolRegistry, directory: str) -> Runtime:
+    return _RecordedBatchRuntime(registry, directory)
+
+
+class EncodedStore(JsonLinesStore):
+    """Correct, but unreadable to the kit's damage probe: each line's record text is stored
+    base64-encoded (still CRC-checked), so call 0's observation never appears as plain text and
+    the kit cannot damage it: J10 must be reported not checked, never passed."""
+
+    def _lines(self) -> list[dict[str, Any]]:
+        return [json.loads(base64.b64decode(r["b64"])) for r in super()._lines()]
+
+    def append(self, batch_id: str, kind: str, index: int, body: Any) -> None:
+        seq = len([r for r in self._lines() if r["batch"] == batch_id])
+        record = {"batch": batch_id, "seq": seq, "kind": kind, "index": index, "body": body}
+        text = json.dumps({"b64": base64.b64encode(json.dumps(record).encode()).decode()})
+        line = json.dumps({"text": text, "crc": zlib.crc32(text.encode())}) + "\n"
+        os.write(self._fd, line.encode())
+        os.fsync(self._fd)
+
+
+def encoded_runtime(registry: ToolRegistry, directory: str) -> Runtime:
+    """`run_durable` over a store whose records are base64 inside CRC-checked JSON lines."""
+    return Runtime(registry, EncodedStore(directory))
+
+
 def broken_j11_complete_batch_rebuilt(registry: ToolRegistry, directory: str) -> Runtime:
     return _RebuildingRuntime(registry, _sqlite(directory))
 
@@ -392,6 +491,7 @@ UNUSUAL: tuple[str, ...] = (
     "one_attempt_runtime",
     "serial_runtime",
     "jsonl_store_target",
+    "encoded_runtime",
 )
 
 
