@@ -40,17 +40,33 @@ Mapping decisions:
   batch is the one the session recorded (J9), not whether its rows are intact (J10), not how
   often a call was entered (J13). What the runtime does there is what the kit sees.
 - **No bound.** The runtime has no ``max_attempts``; the kit assumes 3.
+
+``runstate_factory`` is the SDK's other resume path: a ``RunState`` snapshot
+(``RunState.to_string`` / ``RunState.from_string`` in ``agents/run_state.py``, "the durable
+pause/resume boundary for human-in-the-loop flows"). A run stops with a serializable state only
+at an interruption, so every tool is built with ``needs_approval=True``; the first ``run`` runs
+until the approval interruption (the model's one turn, no tool entered), approves every call
+(the kit's policy is not under test here), writes ``state.to_string()`` to
+``{directory}/run_state_<sha256 of the batch id>.json`` (a temporary file, fsync, rename) and
+resumes with ``Runner.run(agent, state)``; when the run ends it writes ``result.to_state()``
+there the same way. A later ``run`` loads that file with ``RunState.from_string`` and calls
+``Runner.run(agent, state)``, whatever the snapshot holds (approved calls not yet answered, or a
+finished run). No session: the snapshot is the journal. Outcomes: call *i*'s last
+``ToolCallOutputItem`` among the run's new items (the resumed run's new items include the
+snapshot's), mapped as above.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from agents import Agent, RunConfig, Runner, SQLiteSession
+from agents import Agent, RunConfig, Runner, RunState, SQLiteSession
 from agents.items import ToolCallOutputItem, TResponseInputItem
+from agents.result import RunResult
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 from agents.tool import FunctionTool, with_function_tool_failure_error_handler
 from agents.tool_context import ToolContext
@@ -59,7 +75,13 @@ from field._batch_common import call_id, index_of
 from field._common import NO_TOOL_CALL, executed, handler_of, not_executed, plain_json, thaw
 from polyloop import Action, ActionOutcome, ToolRegistry, ToolSpec
 
-__all__ = ["AgentsRecoveryRuntime", "UnansweredCall", "factory"]
+__all__ = [
+    "AgentsRecoveryRuntime",
+    "AgentsRunStateRuntime",
+    "UnansweredCall",
+    "factory",
+    "runstate_factory",
+]
 
 AGENT_NAME = "polyloop-field"
 SESSION_FILE = "agents_session.db"
@@ -75,7 +97,7 @@ def _ignore(tool: FunctionTool, error: Exception, input_json: str) -> None:
     """The SDK's hook for a handled tool error (it logs there); nothing to do here."""
 
 
-def _function_tool(spec: ToolSpec) -> FunctionTool:
+def _function_tool(spec: ToolSpec, *, needs_approval: bool = False) -> FunctionTool:
     handler = handler_of(spec)
 
     async def on_invoke_tool(ctx: ToolContext[Any], input_json: str) -> Any:
@@ -87,6 +109,7 @@ def _function_tool(spec: ToolSpec) -> FunctionTool:
         params_json_schema=thaw(spec.parameters),
         on_invoke_tool=with_function_tool_failure_error_handler(on_invoke_tool, _ignore),
         strict_json_schema=False,
+        needs_approval=needs_approval,
     )
 
 
@@ -121,40 +144,33 @@ def _outputs(items: Iterable[TResponseInputItem]) -> dict[int, Any]:
     return found
 
 
-class AgentsRecoveryRuntime:
-    """One ``Agent`` over the registry; its conversation per batch id in one SQLite file."""
+class _Runtime:
+    """What both targets share: the agent, the scripted model, the outcomes."""
+
+    needs_approval = False
 
     def __init__(self, registry: ToolRegistry, directory: str) -> None:
-        self._tools = {spec.name: _function_tool(spec) for spec in registry.specs}
-        self._path = os.path.join(directory, SESSION_FILE)
+        self._tools = {
+            spec.name: _function_tool(spec, needs_approval=self.needs_approval)
+            for spec in registry.specs
+        }
+        self._directory = directory
 
-    async def run(self, batch_id: str, actions: Sequence[Action]) -> tuple[ActionOutcome, ...]:
-        actions = tuple(actions)
+    def _agent(self, actions: Sequence[Action]) -> Agent[Any]:
         calls = {
             index: (action.tool_call.name, plain_json(action.tool_call.arguments))
             for index, action in enumerate(actions)
             if action.tool_call is not None
         }
-        session = SQLiteSession(batch_id, self._path)
-        try:
-            history = await session.get_items()
-            agent: Agent[Any] = Agent(
-                name=AGENT_NAME,
-                tools=list(self._tools.values()),
-                model=ScriptedModel([ModelStep.respond(_Model(calls)) for _ in range(2)]),
-            )
-            request: str | list[TResponseInputItem] = [] if history else f"Run batch {batch_id}."
-            result = await Runner.run(agent, request, session=session, run_config=CONFIG)
-        finally:
-            session.close()
-        outputs = _outputs(history)
-        outputs.update(
-            _outputs(
-                item.to_input_item()
-                for item in result.new_items
-                if isinstance(item, ToolCallOutputItem)
-            )
+        return Agent(
+            name=AGENT_NAME,
+            tools=list(self._tools.values()),
+            model=ScriptedModel([ModelStep.respond(_Model(calls)) for _ in range(2)]),
         )
+
+    def _outcomes(
+        self, actions: Sequence[Action], outputs: dict[int, Any]
+    ) -> tuple[ActionOutcome, ...]:
         return tuple(self._outcome(index, action, outputs) for index, action in enumerate(actions))
 
     def _outcome(self, index: int, action: Action, outputs: dict[int, Any]) -> ActionOutcome:
@@ -164,7 +180,7 @@ class AgentsRecoveryRuntime:
         if index not in outputs:
             raise UnansweredCall(
                 f"call {index} ({tool_call.name}, {call_id(index)}) has no function_call_output "
-                "in this run or in the session's history"
+                "in this run or in what the runtime kept"
             )
         output = outputs[index]
         text = output if isinstance(output, str) else json.dumps(output)
@@ -173,7 +189,76 @@ class AgentsRecoveryRuntime:
         return executed(text)
 
 
+def _run_outputs(result: RunResult) -> dict[int, Any]:
+    return _outputs(
+        item.to_input_item() for item in result.new_items if isinstance(item, ToolCallOutputItem)
+    )
+
+
+class AgentsRecoveryRuntime(_Runtime):
+    """One ``Agent`` over the registry; its conversation per batch id in one SQLite file."""
+
+    async def run(self, batch_id: str, actions: Sequence[Action]) -> tuple[ActionOutcome, ...]:
+        actions = tuple(actions)
+        session = SQLiteSession(batch_id, os.path.join(self._directory, SESSION_FILE))
+        try:
+            history = await session.get_items()
+            request: str | list[TResponseInputItem] = [] if history else f"Run batch {batch_id}."
+            result = await Runner.run(
+                self._agent(actions), request, session=session, run_config=CONFIG
+            )
+        finally:
+            session.close()
+        outputs = _outputs(history)
+        outputs.update(_run_outputs(result))
+        return self._outcomes(actions, outputs)
+
+
+def _write_durably(path: str, text: str) -> None:
+    """What a careful integrator does with a snapshot: temporary file, fsync, rename."""
+    temporary = f"{path}.tmp"
+    with open(temporary, "w", encoding="utf-8") as file:
+        file.write(text)
+        file.flush()
+        os.fsync(file.fileno())
+    os.replace(temporary, path)
+    directory = os.open(os.path.dirname(path) or ".", os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+
+
+class AgentsRunStateRuntime(_Runtime):
+    """One ``Agent`` whose tools need approval; the run's ``RunState`` snapshot per batch id."""
+
+    needs_approval = True
+
+    async def run(self, batch_id: str, actions: Sequence[Action]) -> tuple[ActionOutcome, ...]:
+        actions = tuple(actions)
+        agent = self._agent(actions)
+        digest = hashlib.sha256(batch_id.encode()).hexdigest()[:32]
+        path = os.path.join(self._directory, f"run_state_{digest}.json")
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as file:
+                state = await RunState.from_string(agent, file.read())
+        else:
+            paused = await Runner.run(agent, f"Run batch {batch_id}.", run_config=CONFIG)
+            state = paused.to_state()
+            for item in state.get_interruptions():
+                state.approve(item)
+            _write_durably(path, state.to_string())
+        result = await Runner.run(agent, state, run_config=CONFIG)
+        _write_durably(path, result.to_state().to_string())
+        return self._outcomes(actions, _run_outputs(result))
+
+
 def factory(registry: ToolRegistry, directory: str) -> AgentsRecoveryRuntime:
     """The recovery target: ``Runner.run`` over ``SQLiteSession(batch_id,
     f"{directory}/agents_session.db")``."""
     return AgentsRecoveryRuntime(registry, directory)
+
+
+def runstate_factory(registry: ToolRegistry, directory: str) -> AgentsRunStateRuntime:
+    """The recovery target over the SDK's ``RunState`` snapshot at its approval interruption."""
+    return AgentsRunStateRuntime(registry, directory)
