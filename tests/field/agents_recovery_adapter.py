@@ -45,7 +45,8 @@ Mapping decisions:
 (``RunState.to_string`` / ``RunState.from_string`` in ``agents/run_state.py``, "the durable
 pause/resume boundary for human-in-the-loop flows"). A run stops with a serializable state only
 at an interruption, so every tool is built with ``needs_approval=True``; the first ``run`` runs
-until the approval interruption (the model's one turn, no tool entered), approves every call
+until the approval interruption (the model's one turn, no tool entered; a turn with no known
+tool has nothing to approve and runs to its end), approves every call
 (the kit's policy is not under test here), writes ``state.to_string()`` to
 ``{directory}/run_state_<sha256 of the batch id>.json`` (a temporary file, fsync, rename) and
 resumes with ``Runner.run(agent, state)``; when the run ends it writes ``result.to_state()``
@@ -242,13 +243,15 @@ class AgentsRunStateRuntime(_Runtime):
         if os.path.exists(path):
             with open(path, encoding="utf-8") as file:
                 state = await RunState.from_string(agent, file.read())
+            result = await Runner.run(agent, state, run_config=CONFIG)
         else:
-            paused = await Runner.run(agent, f"Run batch {batch_id}.", run_config=CONFIG)
-            state = paused.to_state()
-            for item in state.get_interruptions():
-                state.approve(item)
-            _write_durably(path, state.to_string())
-        result = await Runner.run(agent, state, run_config=CONFIG)
+            result = await Runner.run(agent, f"Run batch {batch_id}.", run_config=CONFIG)
+            if result.interruptions:  # no interruption: no tool to approve, the run is done
+                state = result.to_state()
+                for item in state.get_interruptions():
+                    state.approve(item)
+                _write_durably(path, state.to_string())
+                result = await Runner.run(agent, state, run_config=CONFIG)
         _write_durably(path, result.to_state().to_string())
         return self._outcomes(actions, _run_outputs(result))
 
