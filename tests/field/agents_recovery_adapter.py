@@ -48,11 +48,13 @@ at an interruption, so every tool is built with ``needs_approval=True``; the fir
 until the approval interruption (the model's one turn, no tool entered; a turn with no known
 tool has nothing to approve and runs to its end), approves every call
 (the kit's policy is not under test here), writes ``state.to_string()`` to
-``{directory}/run_state_<sha256 of the batch id>.json`` (a temporary file, fsync, rename) and
+``{directory}/run_state_<32 hex digits of the batch id's sha256>.json`` (a temporary file,
+fsync, rename, directory fsync) and
 resumes with ``Runner.run(agent, state)``; when the run ends it writes ``result.to_state()``
 there the same way. A later ``run`` loads that file with ``RunState.from_string`` and calls
 ``Runner.run(agent, state)``, whatever the snapshot holds (approved calls not yet answered, or a
-finished run). No session: the snapshot is the journal. Outcomes: call *i*'s last
+finished run). No session: the snapshot is the journal, and the glue checks nothing against
+it (J9, J10, J13 as above). Outcomes: call *i*'s last
 ``ToolCallOutputItem`` among the run's new items (the resumed run's new items include the
 snapshot's), mapped as above.
 """
