@@ -281,6 +281,14 @@ class TestPydanticAiDbosRecoverySteps(_FieldAdapter):
     ADAPTER = "pydantic-ai-dbos-recovery-steps"
 
 
+class TestOpenAIAgentsRecovery(_FieldAdapter):
+    ADAPTER = "openai-agents-recovery"
+
+
+class TestOpenAIAgentsRunStateRecovery(_FieldAdapter):
+    ADAPTER = "openai-agents-runstate-recovery"
+
+
 def test_expected_matrix_is_well_formed() -> None:
     """Every adapter has a test class, names an existing module, and every clause it lists is
     a certified clause with a non-empty reason; no clause is both a divergence and a defect
