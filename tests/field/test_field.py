@@ -240,29 +240,7 @@ class TestAgentsBatchRunnerDefault(_FieldAdapter):
 
 
 class TestLangGraphReactBatch(_FieldAdapter):
-    """``create_react_agent`` runs its routing edge on a worker of the loop's default executor,
-    work the kit's settling does not wait for when the worker was started before the example
-    (``kit_defects`` B1). Besides the false fails pinned there, any clause may then come back
-    inconclusive ("did not become quiet"), a skip that depends on which example spawned a
-    worker; such a clause is reported as skipped here, not judged, until the kit is fixed."""
-
     ADAPTER = "langgraph-react-batch"
-
-    @staticmethod
-    def _inconclusive(result: dict[str, Any]) -> bool:
-        return result["status"] == "skipped" and "inconclusive" in str(result["message"])
-
-    def test_clause_verdict(self, report: Report, clause: str) -> None:
-        if clause in report and self._inconclusive(report[clause]):
-            pytest.skip(f"the kit was inconclusive on {clause}: {report[clause]['message']}")
-        super().test_clause_verdict(report, clause)
-
-    def test_failing_clauses_match(self, report: Report) -> None:
-        unjudged = {c for c, r in report.items() if self._inconclusive(r)}
-        super().test_failing_clauses_match(
-            {c: r for c, r in report.items() if c not in unjudged}
-            | {c: {"status": _true_verdict(self.ADAPTER, c)} for c in unjudged}
-        )
 
 
 class TestLangGraphRecovery(_FieldAdapter):
