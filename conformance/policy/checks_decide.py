@@ -171,9 +171,9 @@ def _check_post_order(recorder: Recorder, played: Played, posts: int) -> None:
         )
 
 
-def _allowed_problem(stack: Stack, recorder: Recorder, played: Played) -> str | None:
+def _allowed_problem(stack: Stack, recorder: Recorder, played: Played, clause: str) -> str | None:
     want = expect(stack)
-    outcome = outcome_of(played, "P3")
+    outcome = outcome_of(played, clause)
     entered = recorder.count("call", "handler") > 0
     if entered != want.chain_ran:
         verb = "ran" if entered else "did not run"
@@ -186,7 +186,7 @@ async def check_P3(kit: Kit, case: Case) -> None:
     DENY), none cancelled; the same result for every order of deciders and of finishing."""
     for stack, schedule in ((case.stack, case.schedule), (case.reordered(), case.second)):
         recorder, played = await kit.run(stack, schedule)
-        problem = _allowed_problem(stack, recorder, played)
+        problem = _allowed_problem(stack, recorder, played, "P3")
         fail_first((problem is not None, f"P3: {problem}", _decision_text(stack), show(played)))
         _check_each_once(stack, recorder)
 
@@ -322,7 +322,7 @@ async def check_P5(kit: Kit, case: Case) -> None:
             clip(safe_repr(calls[0] if calls else None), 200),
         ),
     )
-    problem = _allowed_problem(stack, recorder, played)
+    problem = _allowed_problem(stack, recorder, played, "P5")
     fail_first(
         (
             problem is not None,
