@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-__all__ = ["DeadlineRunner", "Job", "LoopThread", "Make"]
+__all__ = ["DeadlineRunner", "Job", "LoopThread", "Make", "judged_job"]
 
 Make = Callable[[Callable[[], None]], Awaitable[Any]]
 """A job: ``make(touch)`` returns the coroutine to run; it calls ``touch()`` whenever it makes
@@ -168,3 +168,35 @@ class LoopThread:
             thread.join(timeout=max(0.0, until - time.monotonic()))
         self._abandoned = [thread for thread in self._abandoned if thread.is_alive()]
         self._jobs = self._thread = None
+
+
+def judged_job(
+    finished: Job | None,
+    stuck: Exception,
+    set_up: type[BaseException],
+    inconclusive: tuple[type[BaseException], Callable[[str], Exception]] | None = None,
+) -> Job:
+    """A check's finished job, or the exception that ends its clause: `stuck` when the target
+    never gave its event loop back; `TargetError` when something escaped the loop, the factory
+    failed (`set_up`) or the target raised a BaseException that is not an Exception; the
+    `inconclusive` pair's exception (the check's own) for its first type; any other Exception
+    the job raised is the kit's own defect and surfaces as it is."""
+    from conformance._core.outcome import TargetError
+    from conformance._core.text import describe_exception
+
+    if finished is None:
+        raise stuck
+    if finished.escaped is not None:
+        raise TargetError(
+            f"the executor let {describe_exception(finished.escaped)} escape its event loop"
+        )
+    error = finished.raised
+    if isinstance(error, set_up):
+        raise TargetError(str(error)) from error
+    if inconclusive is not None and isinstance(error, inconclusive[0]):
+        raise inconclusive[1](str(error)) from error
+    if error is not None:
+        if not isinstance(error, Exception):
+            raise TargetError(f"the target raised {describe_exception(error)}") from error
+        raise error
+    return finished

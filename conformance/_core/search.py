@@ -18,8 +18,10 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from conformance._core import hypo
+from conformance._core.outcome import ClauseOutcome
+from conformance._core.report import ClauseStatus, Counterexample
 
-__all__ = ["SearchState", "run_search"]
+__all__ = ["SearchState", "failed", "no_counterexample", "run_search"]
 
 
 @dataclass(kw_only=True)
@@ -80,3 +82,27 @@ def run_search(
     except ended as exc:
         return state, exc
     return state, None
+
+
+def failed(examples: int, message: str, counterexample: Counterexample) -> ClauseOutcome:
+    """A search that found (and shrank) a counterexample."""
+    return ClauseOutcome(
+        verdict=ClauseStatus.FAIL,
+        examples=examples,
+        message=message,
+        counterexample=counterexample,
+    )
+
+
+def no_counterexample(
+    examples: int, ended: BaseException | None, inconclusive: str | None
+) -> ClauseOutcome:
+    """A search that found no counterexample: an error when Hypothesis's health check `ended`
+    it, a skip when some example was `inconclusive` (never judged), else a pass."""
+    if isinstance(ended, hypothesis.errors.FailedHealthCheck):
+        message = f"Hypothesis health check failed: {ended}"
+        return ClauseOutcome(verdict=ClauseStatus.ERROR, examples=examples, message=message)
+    if inconclusive is not None:
+        message = f"inconclusive: {inconclusive}"
+        return ClauseOutcome(verdict=ClauseStatus.SKIPPED, examples=examples, message=message)
+    return ClauseOutcome(verdict=ClauseStatus.PASS, examples=examples)

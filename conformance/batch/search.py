@@ -16,7 +16,7 @@ import hypothesis.errors
 
 from conformance._core.outcome import ClauseOutcome, TargetError
 from conformance._core.report import ClauseStatus, Counterexample
-from conformance._core.search import SearchState, run_search
+from conformance._core.search import SearchState, failed, no_counterexample, run_search
 from conformance.batch.drive import Schedule
 from conformance.batch.harness import SCHEMA
 from conformance.batch.judge import BatchViolation, Inconclusive
@@ -126,19 +126,5 @@ def search_batch_clause(
                 " (flaky: replaying this schedule did not fail the same way; the executor keeps "
                 "state between batches or is nondeterministic)"
             )
-        return ClauseOutcome(
-            verdict=ClauseStatus.FAIL,
-            examples=state.examples,
-            message=found.message + note,
-            counterexample=counterexample_of(case, found),
-        )
-    if isinstance(exc, hypothesis.errors.FailedHealthCheck):
-        message = f"Hypothesis health check failed: {exc}"
-        return ClauseOutcome(verdict=ClauseStatus.ERROR, examples=state.examples, message=message)
-    if state.inconclusive is not None:
-        return ClauseOutcome(
-            verdict=ClauseStatus.SKIPPED,
-            examples=state.examples,
-            message=f"inconclusive: {state.inconclusive}",
-        )
-    return ClauseOutcome(verdict=ClauseStatus.PASS, examples=state.examples)
+        return failed(state.examples, found.message + note, counterexample_of(case, found))
+    return no_counterexample(state.examples, exc, state.inconclusive)

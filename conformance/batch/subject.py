@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
+from conformance._core.one_call import OneCallBatch
 from conformance._core.outcome import ClauseOutcome
 from conformance._core.subject import (
     RunSpec,
@@ -29,7 +30,7 @@ from conformance._core.subject import (
 from conformance._core.wording import ReportWords
 from conformance.batch import BATCH_CLAUSES
 from conformance.batch.rows import ROWS
-from polyloop import Action, ToolRegistry, ToolSpec
+from polyloop import ToolRegistry, ToolSpec
 
 __all__ = [
     "CAP_FOR_ONE_CALL",
@@ -122,34 +123,6 @@ def check_batch_factory(target: Any) -> str | None:
             f"(B7, B8): add a {KEYWORD} keyword parameter"
         )
     return None
-
-
-class OneCallBatch:
-    """An action executor over a batch executor: each call is a batch of one (B4)."""
-
-    cancelled_by_class = True
-    """B4/B14: a batch cancelled from outside raises a CancelledError, not necessarily the
-    handler's object or the kit's (E6 then judges the class; a handler's own BaseException
-    must still come back as that object, B15)."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-
-    async def execute(self, action: Action) -> Any:
-        answer = await self.inner.execute_batch([action])
-        if isinstance(answer, tuple) and len(answer) == 1:
-            return answer[0]
-        return answer  # not one outcome: judged as what execute returned (E15)
-
-    def parameters(self) -> Mapping[str, str]:
-        parameters = getattr(self.inner, "parameters", None)
-        if not callable(parameters):
-            return {}
-        found: Mapping[str, str] = parameters()
-        return found
-
-    def __repr__(self) -> str:
-        return f"OneCallBatch({self.inner!r})"
 
 
 def one_call_factory(factory: Callable[..., Any]) -> Callable[[ToolRegistry], Any]:

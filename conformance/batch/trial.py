@@ -11,10 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 from conformance._core.capture import OutputCapture
-from conformance._core.deadline import DeadlineRunner
+from conformance._core.deadline import DeadlineRunner, judged_job
 from conformance._core.limits import GRACE
-from conformance._core.outcome import TargetError
-from conformance._core.text import describe_exception
 from conformance.batch.blackbox import Plain, Recorder
 from conformance.batch.drive import (
     FactoryFailed,
@@ -66,24 +64,11 @@ class BatchTrial:
         self.runs += 1
         with self.output.capturing():
             finished = self.runner.run(job, self.deadline + GRACE, isolate=self.executor is None)
-        if finished is None:
-            raise Stuck(
-                f"{what} did not give its event loop back within {self.deadline:g}s (it blocks "
-                "the loop, or never ends once every handler has ended)"
-            )
-        if finished.escaped is not None:
-            raise TargetError(
-                f"the executor let {describe_exception(finished.escaped)} escape its event loop"
-            )
-        error = finished.raised
-        if isinstance(error, FactoryFailed):
-            raise TargetError(str(error)) from error
-        if isinstance(error, Unsettled):
-            raise Inconclusive(str(error)) from error
-        if error is not None:
-            if not isinstance(error, Exception):
-                raise TargetError(f"the target raised {describe_exception(error)}") from error
-            raise error  # a defect in the kit itself: let it surface
+        stuck = Stuck(
+            f"{what} did not give its event loop back within {self.deadline:g}s (it blocks "
+            "the loop, or never ends once every handler has ended)"
+        )
+        judged_job(finished, stuck, FactoryFailed, (Unsettled, Inconclusive))
         return box[0]
 
     def run(self, schedule: Schedule) -> Run:

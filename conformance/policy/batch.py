@@ -11,12 +11,13 @@ the call's index where the single-call trace has a position.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from hypothesis import strategies as st
 
+from conformance._core.one_call import OneCallBatch
 from conformance.policy.harness import (
     TOOL,
     Recorder,
@@ -37,35 +38,17 @@ from polyloop import (
     Verdict,
 )
 
-__all__ = ["BatchCase", "OneCall", "batch_cases", "check_P11", "one_call_factory"]
+__all__ = ["BatchCase", "batch_cases", "check_P11", "one_call_factory"]
 
 KEYWORD = "max_concurrency"
 CAP_FOR_ONE_CALL = 4
-
-
-class OneCall:
-    """An action executor over a batch executor: each call is a batch of one (B4)."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-
-    async def execute(self, action: Action) -> Any:
-        answer = await self.inner.execute_batch([action])
-        if isinstance(answer, tuple) and len(answer) == 1:
-            return answer[0]
-        return answer
-
-    def parameters(self) -> Mapping[str, str]:
-        parameters = getattr(self.inner, "parameters", None)
-        found: Mapping[str, str] = parameters() if callable(parameters) else {}
-        return found
 
 
 def one_call_factory(factory: Callable[..., Any]) -> Callable[..., Any]:
     """The ``factory(registry, policy)`` that P1-P10 and P12 certify for a batch factory."""
 
     def make(registry: ToolRegistry, policy: ToolPolicy) -> Any:
-        return OneCall(factory(registry, **{KEYWORD: CAP_FOR_ONE_CALL, "policy": policy}))
+        return OneCallBatch(factory(registry, **{KEYWORD: CAP_FOR_ONE_CALL, "policy": policy}))
 
     make.__qualname__ = getattr(factory, "__qualname__", "factory")
     return make

@@ -15,12 +15,11 @@ import hypothesis
 import hypothesis.errors
 
 from conformance._core.capture import OutputCapture
-from conformance._core.deadline import DeadlineRunner
+from conformance._core.deadline import DeadlineRunner, judged_job
 from conformance._core.limits import GRACE
 from conformance._core.outcome import ClauseOutcome, TargetError
 from conformance._core.report import ClauseStatus, Counterexample
-from conformance._core.search import run_search
-from conformance._core.text import describe_exception
+from conformance._core.search import failed, no_counterexample, run_search
 from conformance.policy.checks_decide import Case
 from conformance.policy.harness import SCHEMA, FactoryFailed, Unsettled
 from conformance.policy.judge import Kit, PolicyViolation
@@ -59,22 +58,11 @@ class PolicyTrial:
 
         with self.output.capturing():
             finished = self.runner.run(job, self.deadline + GRACE)
-        if finished is None:
-            raise Stuck(
-                f"the executor did not give its event loop back within {self.deadline:g}s "
-                "(it blocks the loop, or never ends once every listener has ended)"
-            )
-        if finished.escaped is not None:
-            raise TargetError(
-                f"the executor let {describe_exception(finished.escaped)} escape its event loop"
-            )
-        error = finished.raised
-        if isinstance(error, FactoryFailed):
-            raise TargetError(str(error)) from error
-        if error is not None:
-            if not isinstance(error, Exception):
-                raise TargetError(f"the target raised {describe_exception(error)}") from error
-            raise error
+        stuck = Stuck(
+            f"the executor did not give its event loop back within {self.deadline:g}s "
+            "(it blocks the loop, or never ends once every listener has ended)"
+        )
+        judged_job(finished, stuck, FactoryFailed)
 
 
 def counterexample_of(case: Any, found: PolicyViolation) -> Counterexample:
@@ -144,19 +132,5 @@ def search_policy_clause(
         note = ""
         if isinstance(exc, hypothesis.errors.Flaky):
             note = " (flaky: replaying this example did not fail the same way)"
-        return ClauseOutcome(
-            verdict=ClauseStatus.FAIL,
-            examples=state.examples,
-            message=found.message + note,
-            counterexample=counterexample_of(case, found),
-        )
-    if isinstance(exc, hypothesis.errors.FailedHealthCheck):
-        message = f"Hypothesis health check failed: {exc}"
-        return ClauseOutcome(verdict=ClauseStatus.ERROR, examples=state.examples, message=message)
-    if state.inconclusive is not None:
-        return ClauseOutcome(
-            verdict=ClauseStatus.SKIPPED,
-            examples=state.examples,
-            message=f"inconclusive: {state.inconclusive}",
-        )
-    return ClauseOutcome(verdict=ClauseStatus.PASS, examples=state.examples)
+        return failed(state.examples, found.message + note, counterexample_of(case, found))
+    return no_counterexample(state.examples, exc, state.inconclusive)
