@@ -78,7 +78,8 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from field._common import NO_TOOL_CALL, executed, handler_of, not_executed, plain_json, thaw
+from field._common import NO_TOOL_CALL, executed, handler_of, not_executed, plain_json
+from field._pydantic_ai_common import schema_tool
 from polyloop import Action, ActionOutcome, ToolRegistry, ToolSpec
 
 __all__ = ["DbosRecoveryRuntime", "factory", "steps_factory"]
@@ -149,15 +150,7 @@ def _tool(
             return await step(spec.name, kwargs)
         return await handler(kwargs)
 
-    tool: Tool[None] = Tool.from_schema(
-        function,
-        name=spec.name,
-        description=spec.description,
-        json_schema=thaw(spec.parameters),
-        takes_ctx=True,
-        sequential=not (spec.concurrency_safe is True and not spec.completes_run),
-    )
-    return tool
+    return schema_tool(spec, function)
 
 
 class DbosRecoveryRuntime:

@@ -66,7 +66,8 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.tool_manager import ToolManager
 
 from field._batch_common import BatchFieldExecutor, Call, index_of
-from field._common import executed, handler_of, not_executed, thaw
+from field._common import executed, handler_of, not_executed
+from field._pydantic_ai_common import schema_tool
 from polyloop import ActionOutcome, ToolRegistry, ToolSpec
 
 RETRIES = 1_000_000
@@ -105,15 +106,7 @@ class PydanticAiBatchExecutor(BatchFieldExecutor):
         async def function(ctx: RunContext[None], **kwargs: Any) -> Any:
             return await self.enter(index_of(ctx.tool_call_id), handler, kwargs)
 
-        tool: Tool[None] = Tool.from_schema(
-            function,
-            name=spec.name,
-            description=spec.description,
-            json_schema=thaw(spec.parameters),
-            takes_ctx=True,
-            sequential=not (spec.concurrency_safe is True and not spec.completes_run),
-        )
-        return tool
+        return schema_tool(spec, function)
 
     @contextlib.contextmanager
     def _mode(self) -> Iterator[None]:

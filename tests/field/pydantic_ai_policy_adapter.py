@@ -76,7 +76,8 @@ from pydantic_ai.toolsets.abstract import ToolsetTool
 from pydantic_ai.toolsets.wrapper import WrapperToolset
 
 from field._batch_common import BatchFieldExecutor, Call, call_id, index_of
-from field._common import NO_TOOL_CALL, executed, handler_of, not_executed, plain_json, thaw
+from field._common import NO_TOOL_CALL, executed, handler_of, not_executed, plain_json
+from field._pydantic_ai_common import schema_tool
 from polyloop import (
     Action,
     ActionOutcome,
@@ -210,15 +211,7 @@ class _PolicedAgent:
         async def function(ctx: RunContext[None], **kwargs: Any) -> Any:
             return await enter(ctx.tool_call_id or "", handler, kwargs)
 
-        tool: Tool[None] = Tool.from_schema(
-            function,
-            name=spec.name,
-            description=spec.description,
-            json_schema=thaw(spec.parameters),
-            takes_ctx=True,
-            sequential=not (spec.concurrency_safe is True and not spec.completes_run),
-        )
-        return tool
+        return schema_tool(spec, function)
 
     async def run(self, calls: dict[str, tuple[ToolCall, Any]]) -> dict[str, ActionOutcome]:
         """One turn: the calls (by id: the action's `ToolCall`, plain arguments) as one model
