@@ -22,6 +22,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from conformance._core.outcome import TargetError
+from conformance._core.text import describe_exception
+
 __all__ = ["DeadlineRunner", "Job", "LoopThread", "Make", "judged_job"]
 
 Make = Callable[[Callable[[], None]], Awaitable[Any]]
@@ -181,9 +184,6 @@ def judged_job(
     failed (`set_up`) or the target raised a BaseException that is not an Exception; the
     `inconclusive` pair's exception (the check's own) for its first type; any other Exception
     the job raised is the kit's own defect and surfaces as it is."""
-    from conformance._core.outcome import TargetError
-    from conformance._core.text import describe_exception
-
     if finished is None:
         raise stuck
     if finished.escaped is not None:

@@ -91,7 +91,7 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: Any = None,
         **kwargs: Any,
     ) -> ChatResult:
-        return ChatResult(generations=[ChatGeneration(message=_reply(messages))])
+        return self._generate(messages, stop, run_manager, **kwargs)
 
 
 class LangGraphReactBatchExecutor(LangGraphBatchExecutor):

@@ -50,8 +50,7 @@ import contextlib
 import dataclasses
 import difflib
 import hashlib
-import importlib.abc
-import importlib.util
+import importlib
 import json
 import multiprocessing
 import os
@@ -64,6 +63,8 @@ import types
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
+
+from mutant_loader import MutantLoader
 
 ROOT = Path(__file__).resolve().parents[2]
 MODULES = ("polyloop/tools.py", "polyloop/_json.py", "polyloop/types.py")
@@ -616,28 +617,9 @@ def target() -> Any:
 # ---- loading a mutant in memory ---------------------------------------------------------------
 
 
-class _MutantLoader(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Serves the mutated source for one module name; every other import is left alone."""
-
-    def __init__(self, name: str, path: Path, source: str) -> None:
-        self.name, self.path, self.source = name, path, source
-
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        if fullname != self.name:
-            return None
-        return importlib.util.spec_from_loader(fullname, self, origin=str(self.path))
-
-    def create_module(self, spec: Any) -> None:
-        return None
-
-    def exec_module(self, module: Any) -> None:
-        module.__file__ = str(self.path)
-        exec(compile(self.source, str(self.path), "exec"), module.__dict__)
-
-
 def _install(mutant: Mutant | None) -> None:
     if mutant is not None:
-        loader = _MutantLoader(mutant.module_name, ROOT / mutant.module, mutant.source)
+        loader = MutantLoader(mutant.module_name, str(ROOT / mutant.module), mutant.source)
         sys.meta_path.insert(0, loader)
 
 
@@ -727,29 +709,13 @@ def fresh_import(mutant: Mutant) -> None:
 _SHIM = """\
 # Written by tests/mutants/run.py: loads the mutant named by POLYLOOP_MUTANT in every process
 # started with this folder first on its path (the recovery kit's lifetimes, a crash test's child).
-import importlib.abc, importlib.util, json, os, sys
+import sys
 
-class _MutantLoader(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    def __init__(self, name, path, source):
-        self.name, self.path, self.source = name, path, source
+sys.path.insert(0, {folder!r})
+from mutant_loader import install_from_environment
 
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname != self.name:
-            return None
-        return importlib.util.spec_from_loader(fullname, self, origin=self.path)
-
-    def create_module(self, spec):
-        return None
-
-    def exec_module(self, module):
-        module.__file__ = self.path
-        exec(compile(self.source, self.path, "exec"), module.__dict__)
-
-_found = os.environ.get("POLYLOOP_MUTANT")
-if _found:
-    with open(_found, encoding="utf-8") as _file:
-        _mutant = json.load(_file)
-    sys.meta_path.insert(0, _MutantLoader(_mutant["name"], _mutant["path"], _mutant["source"]))
+del sys.path[0]
+install_from_environment()
 """
 
 
@@ -759,7 +725,8 @@ def expose_to_children(mutant: Mutant) -> Path:
     the file ``POLYLOOP_MUTANT`` names). Returns the shim's folder (the forked judge's own,
     removed with its temporary files)."""
     folder = Path(tempfile.mkdtemp(prefix="polyloop-mutant-shim-"))
-    (folder / "sitecustomize.py").write_text(_SHIM, encoding="utf-8")
+    shim = _SHIM.format(folder=str(Path(__file__).resolve().parent))
+    (folder / "sitecustomize.py").write_text(shim, encoding="utf-8")
     found = folder / "mutant.json"
     body = {"name": mutant.module_name, "path": str(ROOT / mutant.module), "source": mutant.source}
     found.write_text(json.dumps(body), encoding="utf-8")
