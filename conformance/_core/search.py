@@ -21,7 +21,44 @@ from conformance._core import hypo
 from conformance._core.outcome import ClauseOutcome
 from conformance._core.report import ClauseStatus, Counterexample
 
-__all__ = ["SearchState", "failed", "no_counterexample", "run_search"]
+__all__ = [
+    "SearchState",
+    "case_counterexample",
+    "errored",
+    "failed",
+    "no_counterexample",
+    "run_search",
+]
+
+
+def case_counterexample(
+    schema: Any, action: object, case: Any, found: Any, tools: tuple[str, ...] | None = None
+) -> Counterexample:
+    """The report's form of a failing scripted case: the tools' `schema`, the failing
+    `action`(s) as JSON, the case's ``describe()`` as the behaviour, and the expected and
+    actual lines of `found` (the violation)."""
+    return Counterexample(
+        schema=dict(schema),
+        action=action,
+        behaviour=case.describe(),
+        expected=found.expected,
+        actual=found.actual,
+        tools=tools,
+    )
+
+
+def errored(
+    state: SearchState,
+    exc: BaseException | None,
+    stops: tuple[type[BaseException], ...],
+    violation: type[BaseException],
+) -> ClauseOutcome | None:
+    """The ERROR outcome of a search one of `stops` ended, or that ended on a `violation` (or
+    Hypothesis's Flaky) without keeping a failing case; None for any other end."""
+    lost = isinstance(exc, (violation, hypothesis.errors.Flaky)) and state.failure is None
+    if isinstance(exc, stops) or lost:
+        return ClauseOutcome(verdict=ClauseStatus.ERROR, examples=state.examples, message=str(exc))
+    return None
 
 
 @dataclass(kw_only=True)

@@ -15,8 +15,15 @@ import hypothesis
 import hypothesis.errors
 
 from conformance._core.outcome import ClauseOutcome, TargetError
-from conformance._core.report import ClauseStatus, Counterexample
-from conformance._core.search import SearchState, failed, no_counterexample, run_search
+from conformance._core.report import Counterexample
+from conformance._core.search import (
+    SearchState,
+    case_counterexample,
+    errored,
+    failed,
+    no_counterexample,
+    run_search,
+)
 from conformance.batch.drive import Schedule
 from conformance.batch.harness import SCHEMA
 from conformance.batch.judge import BatchViolation, Inconclusive
@@ -47,14 +54,7 @@ def counterexample_of(case: Any, found: BatchViolation) -> Counterexample:
         ]
     else:
         actions = [_action_json(a) for a in case.actions()]
-    return Counterexample(
-        schema=dict(SCHEMA),
-        tools=None,
-        action=actions,
-        behaviour=case.describe(),
-        expected=found.expected,
-        actual=found.actual,
-    )
+    return case_counterexample(SCHEMA, actions, case, found)
 
 
 def _run(
@@ -113,13 +113,10 @@ def search_batch_clause(
     """Run one batch clause's property under Hypothesis and say what it concluded; a failure
     one of its fixed traps found is shrunk by a generated search when one fails too."""
     state, exc = _run(prop, trial, settings, seed, label)
-    if isinstance(exc, (TargetError, Stuck)):
-        return ClauseOutcome(verdict=ClauseStatus.ERROR, examples=state.examples, message=str(exc))
+    error = errored(state, exc, (TargetError, Stuck), BatchViolation)
+    if error is not None:
+        return error
     if isinstance(exc, (BatchViolation, hypothesis.errors.Flaky)):
-        if state.failure is None:
-            return ClauseOutcome(
-                verdict=ClauseStatus.ERROR, examples=state.examples, message=str(exc)
-            )
         case, found, note = _shrunk(prop, trial, settings, seed, label, state)
         if isinstance(exc, hypothesis.errors.Flaky):
             note = (

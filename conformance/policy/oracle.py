@@ -92,50 +92,38 @@ def _chain(stack: Stack) -> tuple[_Result, int]:
 
 def _after_chain(stack: Stack, decided: str) -> Expected:
     (how, value), entries = _chain(stack)
+    ran = Expected(kind="executed", decision=decided, entries=entries, chain_ran=True)
     if how == "ok" and not isinstance(value, str):
-        return Expected(kind="nonstr", decision=decided, entries=entries, chain_ran=True)
+        return replace(ran, kind="nonstr")
     if how == "exc":
         assert isinstance(value, tuple)
         name, message = str(value[0]), str(value[1])
         if name == "ToolEnvironmentError":
-            return Expected(
-                kind="executed",
-                decision=decided,
-                status=ActionStatus.ENV_ERROR,
-                synthetic=False,
-                observation=message,
-                entries=entries,
-                chain_ran=True,
-            )
+            return replace(ran, status=ActionStatus.ENV_ERROR, synthetic=False, observation=message)
         value = f"{name}: {message}"
     observation = str(value)
     inputs: list[str] = []
     for position, kind in enumerate(stack.post):
         inputs.append(observation)
         if kind in ("raise", "nonstr"):
-            return Expected(
+            return replace(
+                ran,
                 kind="withheld",
-                decision=decided,
                 status=ActionStatus.EXECUTED,
                 synthetic=True,
                 fault=position,
                 fault_class="PostFault" if kind == "raise" else None,
-                entries=entries,
                 posts=position + 1,
                 post_inputs=tuple(inputs),
-                chain_ran=True,
             )
         observation = f"{observation}|p{position}"
-    return Expected(
-        kind="executed",
-        decision=decided,
+    return replace(
+        ran,
         status=ActionStatus.EXECUTED,
         synthetic=False,
         observation=observation,
-        entries=entries,
         posts=len(stack.post),
         post_inputs=tuple(inputs),
-        chain_ran=True,
     )
 
 

@@ -18,8 +18,14 @@ from conformance._core.capture import OutputCapture
 from conformance._core.deadline import DeadlineRunner, judged_job
 from conformance._core.limits import GRACE
 from conformance._core.outcome import ClauseOutcome, TargetError
-from conformance._core.report import ClauseStatus, Counterexample
-from conformance._core.search import failed, no_counterexample, run_search
+from conformance._core.report import Counterexample
+from conformance._core.search import (
+    case_counterexample,
+    errored,
+    failed,
+    no_counterexample,
+    run_search,
+)
 from conformance.policy.checks_decide import Case
 from conformance.policy.harness import SCHEMA, FactoryFailed, Unsettled
 from conformance.policy.judge import Kit, PolicyViolation
@@ -67,17 +73,12 @@ class PolicyTrial:
 
 def counterexample_of(case: Any, found: PolicyViolation) -> Counterexample:
     if not isinstance(case, Case):  # a batch (P11)
-        return Counterexample(
-            schema=dict(SCHEMA),
-            action=[
-                {"tool_call": {"name": a.tool_call.name, "arguments": {"id": i}}}
-                for i, a in enumerate(case.actions())
-                if a.tool_call is not None
-            ],
-            behaviour=case.describe(),
-            expected=found.expected,
-            actual=found.actual,
-        )
+        calls = [
+            {"tool_call": {"name": a.tool_call.name, "arguments": {"id": i}}}
+            for i, a in enumerate(case.actions())
+            if a.tool_call is not None
+        ]
+        return case_counterexample(SCHEMA, calls, case, found)
     call = case.stack.action().tool_call
     action: object = (
         {"code": case.stack.action().code}
@@ -91,13 +92,7 @@ def counterexample_of(case: Any, found: PolicyViolation) -> Counterexample:
             }
         }
     )
-    return Counterexample(
-        schema=dict(SCHEMA),
-        action=action,
-        behaviour=case.describe(),
-        expected=found.expected,
-        actual=found.actual,
-    )
+    return case_counterexample(SCHEMA, action, case, found)
 
 
 def search_policy_clause(
@@ -120,13 +115,11 @@ def search_policy_clause(
         inconclusive=Unsettled,
         stops=(TargetError, Stuck),
     )
-    if isinstance(exc, (TargetError, Stuck)):
-        return ClauseOutcome(verdict=ClauseStatus.ERROR, examples=state.examples, message=str(exc))
+    error = errored(state, exc, (TargetError, Stuck), PolicyViolation)
+    if error is not None:
+        return error
     if isinstance(exc, (PolicyViolation, hypothesis.errors.Flaky)):
-        if state.failure is None:
-            return ClauseOutcome(
-                verdict=ClauseStatus.ERROR, examples=state.examples, message=str(exc)
-            )
+        assert state.failure is not None
         case, found = state.failure
         assert isinstance(found, PolicyViolation)
         note = ""

@@ -54,12 +54,7 @@ from conformance.executor.properties.shared import (
 )
 from conformance.executor.runner import Trial
 from conformance.executor.strategies import SPECIAL_NAMES_TOOL, SPECIAL_PROPERTY_NAMES
-from polyloop import (
-    Action,
-    ActionOutcome,
-    ActionStatus,
-    ReplayPolicy,
-)
+from polyloop import Action, ActionOutcome, ActionStatus, ReplayPolicy
 
 
 def check_E1(trial: Trial, scenario: Scenario) -> None:
