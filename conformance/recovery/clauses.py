@@ -41,15 +41,38 @@ def _kit_life(observation: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
+def _names_call(text: Any, index: int) -> bool:
+    """Whether a sentence names call `index`: the number alone, not part of another number."""
+    return isinstance(text, str) and re.search(rf"(?<![\d.]){index}(?!\d|\.\d)", text) is not None
+
+
 def _short(outcome: Any) -> str:
     if not isinstance(outcome, list) or len(outcome) != 5:
         return repr(outcome)
     status, text, synthetic = outcome[0], outcome[1], outcome[2]
-    return f"{status} {text!r}" + (" (synthetic)" if synthetic else "")
+    flags = ""
+    if not _e7_flags(outcome):
+        flags = f" completion={outcome[3]!r} truncated={outcome[4]!r}"
+    return f"{status} {text!r}" + (" (synthetic)" if synthetic else "") + flags
+
+
+def _e7_flags(outcome: list[Any]) -> bool:
+    """E7's flags, which every stop outcome of section 10 carries: no completion reported,
+    nothing truncated."""
+    return outcome[3] is False and outcome[4] == 0
 
 
 def _interrupted(outcome: Any) -> bool:
-    return isinstance(outcome, list) and outcome[0] == "ENV_ERROR" and outcome[2] is True
+    """B14's outcome: ENV_ERROR, synthetic, with E7's flags (the sentence is the runtime's)."""
+    return (
+        isinstance(outcome, list)
+        and outcome[0] == "ENV_ERROR"
+        and outcome[2] is True
+        and _e7_flags(outcome)
+    )
+
+
+_INTERRUPTED = "interrupted: ENV_ERROR, synthetic, no completion reported, nothing truncated"
 
 
 _PROBES = ("other-batch", "damaged")
@@ -204,6 +227,12 @@ def _j4(facts: _Facts) -> None:
                 "its own result from a later entry, or interrupted (ENV_ERROR, synthetic)",
                 _short(outcome),
             )
+        if outcome[2] and outcome[0] != "NOT_EXECUTED" and not _interrupted(outcome):
+            raise Violation(
+                f"SAFE call {call} was in doubt after lifetime {facts.in_doubt(call)} died",
+                f"its own result from a later entry, or {_INTERRUPTED}",
+                _short(outcome),
+            )
         stopped = any(o[0] == "ENV_ERROR" for i, o in enumerate(facts.final) if i != call) or any(
             o[0] == "NOT_EXECUTED" and facts.schedule.calls[i].accepted()
             for i, o in enumerate(facts.final)
@@ -245,7 +274,7 @@ def _never_checks(facts: _Facts, clause: str) -> None:
         if not _interrupted(outcome) and outcome[0] != "NOT_EXECUTED":  # that is J2's
             raise Violation(
                 f"{where} was in doubt after lifetime {died} died",
-                "interrupted: ENV_ERROR, synthetic",
+                _INTERRUPTED,
                 _short(outcome),
             )
         seen = facts.committed_seen()
@@ -265,6 +294,52 @@ def _never_checks(facts: _Facts, clause: str) -> None:
             )
 
 
+def _j5(facts: _Facts) -> None:
+    _never_checks(facts, "J5")
+    if facts.final is not None:
+        _stopped_calls(facts, "J5")
+
+
+def _stop_owner(facts: _Facts, k: int) -> str:
+    """Which clause answers for the calls B13 stops after call `k`: J13 when `k` is the call
+    that kept killing its process, J5 when `k`'s ENV_ERROR was there before the last lifetime
+    began (in doubt and interrupted, or committed by a lifetime that died), J7 otherwise (a
+    live stop, as a crash-free batch has it)."""
+    assert facts.final is not None
+    if facts.schedule.calls[k].tool == "bomb":
+        return "J13"
+    own = _kit_life(facts.final[k][1])
+    killed = {life.number for life in facts.lives if life.ended == "killed"}
+    return "J5" if _interrupted(facts.final[k]) or own in killed else "J7"
+
+
+def _stopped_calls(facts: _Facts, clause: str) -> None:
+    """B13 through section 12 (J5's "other calls not started NOT_EXECUTED as B13 says"): every
+    accepted call after the lowest-indexed ENV_ERROR call `k` that was not entered is
+    NOT_EXECUTED, synthetic, with E7's flags, in a sentence naming `k`; a rejected call keeps
+    its E1/E2 outcome (`_j7`). The wording is the runtime's own."""
+    final = facts.final
+    assert final is not None
+    k = next((i for i, outcome in enumerate(final) if outcome[0] == "ENV_ERROR"), None)
+    if k is None or _stop_owner(facts, k) != clause:
+        return
+    for call in range(k + 1, facts.n):
+        outcome = final[call]
+        if outcome[0] != "NOT_EXECUTED" or not facts.schedule.calls[call].accepted():
+            continue
+        if "absent" in facts.policies(call)[1]:
+            continue  # rejected (E2) where a resume commits it
+        if any(call in life.entered() for life in facts.all_lives):
+            continue  # entered, yet answered as never started: J2's
+        if not (outcome[2] is True and _e7_flags(outcome) and _names_call(outcome[1], k)):
+            raise Violation(
+                f"call {call} was not run after call {k} reported an environment error",
+                f"NOT_EXECUTED, synthetic, no completion reported, nothing truncated, in a "
+                f"sentence naming call {k} (B13; the words are the runtime's)",
+                _short(outcome),
+            )
+
+
 def _j7(facts: _Facts) -> None:
     final = facts.final
     if final is None:
@@ -273,11 +348,12 @@ def _j7(facts: _Facts) -> None:
     stop = next((i for i, o in enumerate(final) if o[0] == "ENV_ERROR"), facts.n)
     for call, outcome in enumerate(final):
         if not calls[call].accepted():
-            if outcome[0] != "NOT_EXECUTED" or not outcome[2]:
+            if outcome[0] != "NOT_EXECUTED" or not outcome[2] or not _e7_flags(outcome):
                 why = "code" if calls[call].tool is None else "unknown tool"
                 raise Violation(
                     f"call {call} is rejected ({why})",
-                    "NOT_EXECUTED, synthetic (E1/E2)",
+                    "NOT_EXECUTED, synthetic, no completion reported, nothing truncated (E1, "
+                    "E2, E7)",
                     _short(outcome),
                 )
             continue
@@ -298,6 +374,7 @@ def _j7(facts: _Facts) -> None:
                 "its handler's result (B13 stops only the calls after an ENV_ERROR)",
                 _short(outcome),
             )
+    _stopped_calls(facts, "J7")
 
 
 def _j8(facts: _Facts) -> None:
@@ -387,9 +464,11 @@ def _j13(facts: _Facts) -> None:
         if entered and not _interrupted(facts.final[call]):
             raise Violation(
                 f"SAFE call {call} kills its process on every entry",
-                "interrupted (ENV_ERROR, synthetic) once max_attempts is reached",
+                f"{_INTERRUPTED}, once max_attempts is reached",
                 _short(facts.final[call]),
             )
+    if facts.final is not None:
+        _stopped_calls(facts, "J13")
 
 
 CHECKS: Mapping[str, Callable[[_Facts], None]] = MappingProxyType(
@@ -398,7 +477,7 @@ CHECKS: Mapping[str, Callable[[_Facts], None]] = MappingProxyType(
         "J2": _j2,
         "J3": _j3,
         "J4": _j4,
-        "J5": lambda facts: _never_checks(facts, "J5"),
+        "J5": _j5,
         "J6": lambda facts: _never_checks(facts, "J6"),
         "J7": _j7,
         "J8": _j8,

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from conformance._core import hypo
 from conformance._core.outcome import ClauseOutcome
 from conformance._core.report import ClauseStatus, Counterexample
+from conformance._core.search import case_counterexample
 from conformance.recovery.clauses import Unusable, Violation, judge
 from conformance.recovery.lifetimes import LIFETIME_LIMIT, Observation, run_schedule
 from conformance.recovery.schedules import CRASH_EVENTS, GHOST, TOOL_SCHEMA, TOOLS, Call, Schedule
@@ -86,6 +87,11 @@ TRAPS: tuple[Schedule, ...] = (
     Schedule(  # J4: both in flight; on resume call 1 waits for call 0, whose ENV_ERROR stops
         _c("env_safe", "safe_par"), crashes=(("enter", 1),), change=(("safe_par", "exclusive"),)
     ),
+    Schedule(  # J5: an in-doubt NEVER call stops the resume; after it a valid, an unknown and a
+        # code call, answered without being entered (B13 naming call 1, E2, E1)
+        _c("safe_seq", "never_seq", "safe_par", GHOST, None),
+        crashes=(("effect", 1),),
+    ),
 )
 """Hand-picked schedules every clause replays first: each clause's classic crash."""
 
@@ -136,14 +142,7 @@ _NOT_DAMAGED = (
 
 
 def _counterexample(schedule: Schedule, found: Violation) -> Counterexample:
-    return Counterexample(
-        schema=dict(TOOL_SCHEMA),
-        action=schedule.as_json(),
-        behaviour=schedule.describe(),
-        expected=found.expected,
-        actual=found.actual,
-        tools=tuple(TOOLS),
-    )
+    return case_counterexample(TOOL_SCHEMA, schedule.as_json(), schedule, found, tuple(TOOLS))
 
 
 def search_recovery_clause(

@@ -129,7 +129,7 @@ def test_J10_a_store_the_kit_cannot_damage_is_reported_not_checked() -> None:
     assert result.message is not None and result.message.startswith("not checked"), result.message
 
 
-_STOPPED_RESUME = TRAPS[-1]
+_STOPPED_RESUME = TRAPS[13]
 """Both calls in flight at the crash; on resume the second, now exclusive, waits for the
 first, whose ENV_ERROR stops the batch before the second is entered again."""
 
@@ -161,6 +161,8 @@ _REALISTIC_CATCH: dict[str, Schedule] = {
     "realistic_changed_batch_wipes_journal": TRAPS[10],  # a changed batch, same id
     "realistic_workflow_retry_reruns_never": TRAPS[1],
     "realistic_restored_results_discarded": TRAPS[3],  # call 0 committed, call 1 in doubt
+    "realistic_resume_numbers_the_resumed_part": TRAPS[14],  # call 0 committed, 1 in doubt
+    "realistic_interrupted_marked_complete": TRAPS[14],
 }
 
 

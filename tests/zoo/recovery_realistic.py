@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -365,6 +366,87 @@ def realistic_restored_results_discarded(registry: ToolRegistry, directory: str)
     return _RestoringRuntime(registry, _sqlite(directory))
 
 
+# -- kit blind spots the mutants of polyloop/durable found (issue 34) ------------------------
+
+
+class _RewritingStore(SqliteJournalStore):
+    """A store that rewrites some `committed` bodies as it writes them (`rewrite`), and keeps
+    what it wrote so the runtime returns the same outcomes it recorded."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.prefix: int | None = None
+        """Calls committed when this lifetime first wrote: the recorded prefix of a resume."""
+        self.rewritten: dict[int, ActionOutcome] = {}
+
+    def rewrite(self, body: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def append(self, batch_id: str, kind: str, index: int, body: Any) -> None:
+        if self.prefix is None:
+            self.prefix = sum(r.kind == "committed" for r in super().records(batch_id))
+        if kind == "committed":
+            changed = self.rewrite(body)
+            if changed != body:
+                body = changed
+                self.rewritten[index] = ActionOutcome(
+                    status=ActionStatus[body["status"]],
+                    observation=body["observation"],
+                    observation_is_synthetic=body["synthetic"],
+                    env_reported_completion=body["completion"],
+                    observation_truncated_chars=body["truncated"],
+                )
+        super().append(batch_id, kind, index, body)
+
+
+class _ResumedPartNumberingStore(_RewritingStore):
+    """A resume's "not run" sentences number the calls within the resumed part (the calls
+    after the recorded prefix), as a runtime that hands its executor that part alone would."""
+
+    def rewrite(self, body: dict[str, Any]) -> dict[str, Any]:
+        text, prefix = body.get("observation"), self.prefix or 0
+        if body.get("status") != "NOT_EXECUTED" or not isinstance(text, str) or not prefix:
+            return body
+        return {**body, "observation": re.sub(r"call (\d+)", _minus(prefix), text)}
+
+
+def _minus(prefix: int) -> Any:
+    return lambda match: f"call {int(match.group(1)) - prefix}"
+
+
+def realistic_resume_numbers_the_resumed_part(registry: ToolRegistry, directory: str) -> Runtime:
+    """A resume that stops (J5) names the ENV_ERROR call by its index in the resumed part, not
+    in the whole batch (section 12's words: "never in the resumed part"); the model is told
+    another call failed. Found by the mutant that answered these calls "no tool call"."""
+    store = _ResumedPartNumberingStore(os.path.join(directory, "journal.db"))
+    return _RewrittenRuntime(registry, store)
+
+
+class _CompletedInterruptedStore(_RewritingStore):
+    """The interrupted outcome is recorded with `env_reported_completion` set: the resume
+    counts the call as one the environment finished."""
+
+    def rewrite(self, body: dict[str, Any]) -> dict[str, Any]:
+        if body.get("observation") != _INTERRUPTED_TEXT:
+            return body
+        return {**body, "completion": True}
+
+
+def realistic_interrupted_marked_complete(registry: ToolRegistry, directory: str) -> Runtime:
+    """An interrupted call is committed as one the environment reported complete (E7's flag
+    set on a stop outcome): a loop that ends through `completes_run` takes the batch as
+    finished. Found by the mutants that set a stop outcome's flags."""
+    store = _CompletedInterruptedStore(os.path.join(directory, "journal.db"))
+    return _RewrittenRuntime(registry, store)
+
+
+class _RewrittenRuntime(Runtime):
+    async def run(self, batch_id: str, actions: Sequence[Action]) -> tuple[ActionOutcome, ...]:
+        outcomes = await super().run(batch_id, actions)
+        rewritten = self.store.rewritten
+        return tuple(rewritten.get(i, outcome) for i, outcome in enumerate(outcomes))
+
+
 REALISTIC: dict[str, tuple[str, ...]] = {
     "realistic_journal_flushed_on_exit": ("J5",),  # section 2 #9, #21
     "realistic_in_doubt_pruned_as_not_started": ("J5",),  # section 2 #33
@@ -378,6 +460,8 @@ REALISTIC: dict[str, tuple[str, ...]] = {
     "realistic_changed_batch_wipes_journal": ("J3", "J9"),  # section 2 #14
     "realistic_workflow_retry_reruns_never": ("J5",),  # section 2 #6, #12
     "realistic_restored_results_discarded": ("J3", "J11"),  # section 2 #7
+    "realistic_resume_numbers_the_resumed_part": ("J5",),  # a mutant of _rejection
+    "realistic_interrupted_marked_complete": ("J5",),  # the flag mutants of the stop outcomes
 }
 """Realistic broken runtimes -> the clauses the kit catches each on (its `_REALISTIC_CATCH`
 schedule in tests/kit/test_recovery.py); each factory's docstring names its bug report."""
