@@ -7,9 +7,13 @@ costs one interpreter start and the target's import. The config names the target
 importable ``module:attr``), its directory, the kit's ledger (a file outside that directory),
 the batch, this lifetime's registry (the kit's tools with their replay policies, some perhaps
 changed or removed) and the crash point ``[event, index]``: ``enter``, ``effect`` or ``return``
-inside handler *index*. Every handler appends ``{"life", "call", "event", "obs"}`` lines to the
-ledger with one ``os.write`` on an ``O_APPEND`` descriptor, so a line is whole or absent.
-What ``run`` returned (or raised) is written to ``out`` when the lifetime ends by itself.
+inside handler *index*, or ``started``/``committed``: just after the runtime reports call
+*index*'s record of that kind durable, for a runtime that lets the kit observe its journal
+(``observe_journal``; for one that does not, the point is the handler's ``enter`` or ``return``
+instead). Every handler appends ``{"life", "call", "event", "obs"}`` lines to the ledger with
+one ``os.write`` on an ``O_APPEND`` descriptor, so a line is whole or absent; so does each
+journal report. What ``run`` returned (or raised) is written to ``out`` when the lifetime ends
+by itself.
 """
 
 from __future__ import annotations
@@ -39,6 +43,11 @@ SCHEMA = {
 }
 
 
+JOURNAL_EVENTS = ("started", "committed")
+_INSTEAD = {"started": "enter", "committed": "return"}
+"""A journal crash point's handler event, for a runtime that does not report its journal."""
+
+
 def _die() -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
@@ -47,14 +56,19 @@ class _Ledger:
     def __init__(self, path: str, life: int, crash: list[Any] | None) -> None:
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self._life = life
-        self._crash = crash
+        self.crash = crash
+
+    def journal(self, kind: object, index: object) -> None:
+        """What the runtime reports through ``observe_journal``: a record made durable."""
+        if kind in JOURNAL_EVENTS and isinstance(index, int) and not isinstance(index, bool):
+            self.note(index, str(kind))
 
     def note(self, call: int, event: str, observation: str | None = None) -> None:
         line = {"life": self._life, "pid": os.getpid(), "call": call, "event": event}
         if observation is not None:
             line["obs"] = observation
         os.write(self._fd, (json.dumps(line) + "\n").encode())
-        if self._crash is not None and self._crash == [event, call]:
+        if self.crash is not None and self.crash == [event, call]:
             _die()
 
 
@@ -143,8 +157,14 @@ def main(config_path: str) -> None:
         runtime = factory(registry, config["directory"])
         result["in_factory"] = False
         bound = getattr(runtime, "max_attempts", None)
+        observe = getattr(runtime, "observe_journal", None)
+        if callable(observe):
+            observe(ledger.journal)
+        elif ledger.crash is not None and ledger.crash[0] in _INSTEAD:
+            ledger.crash = [_INSTEAD[ledger.crash[0]], ledger.crash[1]]
         with open(config["out"] + ".pre", "w", encoding="utf-8") as file:
-            json.dump({"max_attempts": bound if isinstance(bound, int) else None}, file)
+            pre = {"max_attempts": bound if isinstance(bound, int) else None}
+            json.dump({**pre, "observes": callable(observe)}, file)
         outcomes = asyncio.run(runtime.run(config["batch_id"], actions))
     except Exception as exc:  # the verdict reads it: J9, J10 want an error, others none
         result["error"] = type(exc).__name__

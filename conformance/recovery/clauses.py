@@ -127,18 +127,38 @@ class _Facts:
         return self.schedule.policy(tool, 0), later
 
     def in_doubt(self, call: int) -> int | None:
-        """The lifetime that died with `call` in doubt: it entered the call and the final
-        outcome is not a result that lifetime's handler produced."""
+        """The lifetime that died with `call` in doubt: it entered the call (or the runtime
+        reported its `started` record durable there) and the final outcome is not a result
+        that lifetime's handler produced."""
         assert self.final is not None
         own = _kit_life(self.final[call][1]) if self.final[call][0] != "NOT_EXECUTED" else None
         for life in self.lives:
-            if life.ended == "killed" and call in life.entered() and own != life.number:
+            if life.ended == "killed" and own != life.number and _attempted(life, call):
                 return life.number
         return None
+
+    def attempts(self, call: int) -> int:
+        """The lifetimes, until the first that returned, that entered `call` or reported its
+        `started` record durable: J13 counts attempts from durable `started` records."""
+        seen = self.committed_seen()
+        last = seen.number if seen is not None else len(self.all_lives)
+        return sum(1 for life in self.lives if life.number <= last and _attempted(life, call))
+
+    def acknowledged(self, call: int) -> Life | None:
+        """The first lifetime in which the runtime reported `call`'s commit durable."""
+        return next((life for life in self.lives if call in life.events("committed")), None)
 
     def committed_seen(self) -> Life | None:
         """The first lifetime that returned outcomes: every call was committed by then."""
         return next((life for life in self.lives if life.ended == "returned"), None)
+
+
+def _ever_entered(facts: _Facts, call: int) -> bool:
+    return any(call in life.entered() for life in facts.all_lives)
+
+
+def _attempted(life: Life, call: int) -> bool:
+    return call in life.entered() or call in life.events("started")
 
 
 def _well_formed(outcomes: Any, n: int) -> bool:
@@ -186,9 +206,37 @@ def _j3(facts: _Facts) -> None:
                     "a committed call is never entered again",
                     f"calls {life.entered()} entered in lifetime {life.number}",
                 )
+    for call in range(facts.n):
+        done = facts.acknowledged(call)
+        later = [life.number for life in facts.lives if done and life.number > done.number]
+        again = [number for number in later if call in facts.all_lives[number].entered()]
+        if done is not None and again:
+            raise Violation(
+                f"the runtime reported call {call}'s commit durable in lifetime {done.number}, "
+                f"yet call {call} was entered again in lifetime {again[0]}",
+                "a committed call is never entered again",
+                f"entered in lifetimes {facts.entries(call)}",
+            )
     if facts.final is None:
         return
     for call in range(facts.n):
+        done = facts.acknowledged(call)
+        results = (
+            []
+            if done is None
+            else [
+                line["obs"]
+                for line in done.lines
+                if line["call"] == call and line["event"] == "return"
+            ]
+        )
+        if done is not None and results and facts.final[call][1] != results[-1]:
+            raise Violation(
+                f"the runtime reported call {call}'s commit durable in lifetime {done.number}, "
+                f"after its handler returned {results[-1]!r}",
+                "resuming returns the recorded outcome exactly",
+                _short(facts.final[call]),
+            )
         own = _kit_life(facts.final[call][1])
         if own is None or facts.final[call][2]:
             continue
@@ -221,7 +269,15 @@ def _j4(facts: _Facts) -> None:
         if recorded != "SAFE" or later - {"SAFE"} or facts.in_doubt(call) is None:
             continue
         outcome = facts.final[call]
-        if _invented(facts, call):  # NOT_EXECUTED ("never started") is J2's
+        if outcome[0] == "NOT_EXECUTED" and not _ever_entered(facts, call):
+            raise Violation(
+                f"SAFE call {call}'s started record was durable in lifetime "
+                f"{facts.in_doubt(call)}, which died before its handler was entered",
+                'in doubt: its own result from a later entry, or interrupted; never "not '
+                'run", since it may have run (J4)',
+                _short(outcome),
+            )
+        if _invented(facts, call):  # NOT_EXECUTED after an entry ("never started") is J2's
             raise Violation(
                 f"SAFE call {call} was in doubt after lifetime {facts.in_doubt(call)} died",
                 "its own result from a later entry, or interrupted (ENV_ERROR, synthetic)",
@@ -237,9 +293,9 @@ def _j4(facts: _Facts) -> None:
             o[0] == "NOT_EXECUTED" and facts.schedule.calls[i].accepted()
             for i, o in enumerate(facts.final)
         )
-        if _interrupted(outcome) and not stopped and len(facts.entries(call)) < facts.bound:
+        if _interrupted(outcome) and not stopped and facts.attempts(call) < facts.bound:
             raise Violation(
-                f"SAFE call {call} was in doubt, entered {len(facts.entries(call))} time(s) "
+                f"SAFE call {call} was in doubt, attempted {facts.attempts(call)} time(s) "
                 f"(bound {facts.bound}), nothing stopped the batch, yet it was not entered again",
                 "an in-doubt SAFE call is entered again as a fresh start",
                 _short(outcome),
@@ -271,7 +327,8 @@ def _never_checks(facts: _Facts, clause: str) -> None:
                 "an in-doubt NEVER call is never entered again",
                 f"entered in lifetimes {facts.entries(call)}",
             )
-        if not _interrupted(outcome) and outcome[0] != "NOT_EXECUTED":  # that is J2's
+        entered = _ever_entered(facts, call)
+        if not _interrupted(outcome) and (outcome[0] != "NOT_EXECUTED" or not entered):
             raise Violation(
                 f"{where} was in doubt after lifetime {died} died",
                 _INTERRUPTED,
@@ -329,8 +386,8 @@ def _stopped_calls(facts: _Facts, clause: str) -> None:
             continue
         if "absent" in facts.policies(call)[1]:
             continue  # rejected (E2) where a resume commits it
-        if any(call in life.entered() for life in facts.all_lives):
-            continue  # entered, yet answered as never started: J2's
+        if _ever_entered(facts, call) or facts.in_doubt(call) is not None:
+            continue  # entered, yet answered as never started (J2's), or in doubt (J4-J6)
         if not (outcome[2] is True and _e7_flags(outcome) and _names_call(outcome[1], k)):
             raise Violation(
                 f"call {call} was not run after call {k} reported an environment error",

@@ -57,8 +57,16 @@ class Life:
     damaged_at: str | None = None
     """J10: where the kit flipped a byte before this lifetime."""
 
+    observes: bool = False
+    """The runtime reports its journal to the kit (``observe_journal``)."""
+
     def entered(self) -> list[int]:
-        return [line["call"] for line in self.lines if line["event"] == "enter"]
+        return self.events("enter")
+
+    def events(self, event: str) -> list[int]:
+        """The calls of this lifetime's ledger lines of `event` (``enter``, ``return``, or a
+        journal report: ``started``, ``committed``), in order."""
+        return [line["call"] for line in self.lines if line["event"] == event]
 
 
 @dataclass
@@ -129,8 +137,10 @@ class _Run:
         life.ended, life.stderr = self._spawn(path, number)
         life.lines = self._ledger_lines(before)
         if pre.exists():
-            with contextlib.suppress(ValueError):
-                life.max_attempts = json.loads(pre.read_text(encoding="utf-8"))["max_attempts"]
+            with contextlib.suppress(ValueError, KeyError):
+                found = json.loads(pre.read_text(encoding="utf-8"))
+                life.max_attempts = found["max_attempts"]
+                life.observes = found["observes"] is True
         if out.exists() and life.ended == "exited":
             answer = json.loads(out.read_text(encoding="utf-8"))
             if "error" in answer:

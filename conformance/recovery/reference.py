@@ -4,6 +4,10 @@
 
 A third-party journal store is certified the same way: write a factory like this one that puts
 the store behind `run_durable` (`store_factory` shows the shape).
+
+The runtime lets the kit observe its journal (``observe_journal``): the kit then also kills a
+lifetime just after a `started` or `committed` record is durable, and judges by what the
+runtime reported durable. Any runtime may offer it the same way (`ObservedStore`).
 """
 
 from __future__ import annotations
@@ -14,7 +18,35 @@ from typing import Any
 
 from polyloop import Action, ActionOutcome, SqliteJournalStore, ToolRegistry, run_durable
 
-__all__ = ["DurableRuntime", "factory", "store_factory"]
+__all__ = ["DurableRuntime", "ObservedStore", "factory", "store_factory"]
+
+
+Report = Callable[[str, int], None]
+"""What ``observe_journal`` is given: called with ``("started" | "committed", index)`` once the
+record is durable (its ``append`` returned)."""
+
+
+class ObservedStore:
+    """A journal store that reports each durable `started` and `committed` record to the kit,
+    and is otherwise `store` (its other attributes are the store's)."""
+
+    def __init__(self, store: Any, report: Report) -> None:
+        self.store = store
+        self.report = report
+
+    def append(self, batch_id: str, kind: str, index: int, body: Any) -> None:
+        self.store.append(batch_id, kind, index, body)
+        if kind in ("started", "committed"):
+            self.report(kind, index)
+
+    def records(self, batch_id: str) -> Any:
+        return self.store.records(batch_id)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    def __repr__(self) -> str:
+        return repr(self.store)
 
 
 class DurableRuntime:
@@ -24,6 +56,10 @@ class DurableRuntime:
         self.registry = registry
         self.store = store
         self.max_attempts = max_attempts
+
+    def observe_journal(self, report: Report) -> None:
+        """Let the kit observe the journal: `report` hears of every durable record."""
+        self.store = ObservedStore(self.store, report)
 
     async def run(self, batch_id: str, actions: Sequence[Action]) -> tuple[ActionOutcome, ...]:
         return await run_durable(

@@ -22,9 +22,11 @@ __all__ = [
     "Tool",
 ]
 
-CRASH_EVENTS = ("enter", "effect", "return")
+CRASH_EVENTS = ("enter", "effect", "return", "started", "committed")
 """Where a lifetime kills itself, inside handler *i*: on entry, after its effect, just before
-it returns."""
+it returns; or just after the runtime reports call *i*'s ``started`` or ``committed`` record
+durable (a runtime with ``observe_journal``; for one without, on the handler's entry or just
+before it returns)."""
 
 DEFAULT_MAX_ATTEMPTS = 3
 """J13's bound when the runtime does not say its own (`max_attempts` attribute)."""
@@ -148,7 +150,8 @@ class Schedule:
         """The schedule as a reader replays it in their head."""
         parts = []
         for index, (event, call) in enumerate(self.crashes):
-            parts.append(f"lifetime {index}: SIGKILL at call {call}'s {event}")
+            where = f"{event} record" if event in ("started", "committed") else event
+            parts.append(f"lifetime {index}: SIGKILL at call {call}'s {where}")
         if self.change:
             changes = ", ".join(f"{tool} -> {policy}" for tool, policy in self.change)
             parts.append(f"from lifetime 1 on the registry has {changes}")

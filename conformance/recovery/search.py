@@ -92,6 +92,11 @@ TRAPS: tuple[Schedule, ...] = (
         _c("safe_seq", "never_seq", "safe_par", GHOST, None),
         crashes=(("effect", 1),),
     ),
+    # Journal crash points (a runtime that reports its journal; others crash in the handler):
+    # J5, a NEVER call whose started record is durable and whose handler never ran; J3, a SAFE
+    # call killed just after its commit was reported durable, then one crash later.
+    Schedule(_c("safe_seq", "never_seq", "safe_par"), crashes=(("started", 1),)),
+    Schedule(_c("safe_seq", "safe_seq"), crashes=(("committed", 0), ("enter", 1))),
 )
 """Hand-picked schedules every clause replays first: each clause's classic crash."""
 

@@ -17,7 +17,7 @@ import zlib
 from collections.abc import Sequence
 from typing import Any
 
-from conformance.recovery.reference import store_factory
+from conformance.recovery.reference import ObservedStore, store_factory
 from polyloop import (
     Action,
     ActionOutcome,
@@ -49,6 +49,11 @@ class Runtime:
         self.attempts = max_attempts
         self.max_attempts = reported_attempts or max_attempts
         self.policy_registry = policy_registry or registry
+
+    def observe_journal(self, report: Any) -> None:
+        """The kit hears of each record `store.append` returned (durable or, for the broken
+        stores, merely accepted: what the runtime would claim)."""
+        self.store = ObservedStore(self.store, report)
 
     async def run(self, batch_id: str, actions: Sequence[Action]) -> tuple[ActionOutcome, ...]:
         return await run_durable(

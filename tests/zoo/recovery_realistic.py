@@ -366,6 +366,41 @@ def realistic_restored_results_discarded(registry: ToolRegistry, directory: str)
     return _RestoringRuntime(registry, _sqlite(directory))
 
 
+class _WriteBehindCommitStore(SqliteJournalStore):
+    """A `committed` record is queued and written with the next record, or when the batch
+    returns (a write-behind buffer that groups commits): `append` returns, and the runtime
+    reports the commit, before it is on disk."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self._queued: list[tuple[str, str, int, Any]] = []
+
+    def append(self, batch_id: str, kind: str, index: int, body: Any) -> None:
+        self.flush()
+        if kind == "committed":
+            self._queued.append((batch_id, kind, index, body))
+        else:
+            super().append(batch_id, kind, index, body)
+
+    def records(self, batch_id: str) -> list[StoredRecord]:
+        mine = [StoredRecord(seq=-1, kind=k, index=i, body=b) for _, k, i, b in self._queued]
+        return super().records(batch_id) + mine
+
+    def flush(self) -> None:
+        queued, self._queued = self._queued, []
+        for record in queued:
+            super().append(*record)
+
+
+def realistic_commit_acknowledged_before_durable(registry: ToolRegistry, directory: str) -> Runtime:
+    """Section 2 #9 and #21 on the commit side: results are acknowledged from a write-behind
+    buffer, so a SIGKILL right after a call's commit loses it and the resume runs the call
+    again. Only a kit that hears when the runtime reports a record durable sees it: the kill
+    lands between the acknowledgement and the write (a journal crash point)."""
+    store = _WriteBehindCommitStore(os.path.join(directory, "journal.db"))
+    return _FlushingRuntime(registry, store)
+
+
 # -- kit blind spots the mutants of polyloop/durable found (issue 34) ------------------------
 
 
@@ -448,7 +483,7 @@ class _RewrittenRuntime(Runtime):
 
 
 REALISTIC: dict[str, tuple[str, ...]] = {
-    "realistic_journal_flushed_on_exit": ("J5",),  # section 2 #9, #21
+    "realistic_journal_flushed_on_exit": ("J3", "J5"),  # section 2 #9, #21
     "realistic_in_doubt_pruned_as_not_started": ("J5",),  # section 2 #33
     "realistic_interrupted_reported_executed": ("J5",),  # section 2 #31, #32
     "realistic_interrupted_result_not_persisted": ("J1",),  # section 2 #17, #22
@@ -458,10 +493,11 @@ REALISTIC: dict[str, tuple[str, ...]] = {
     "realistic_damaged_store_started_afresh": ("J10",),  # section 2 #23, #26
     "realistic_policy_migration_loosens_never": ("J6",),  # section 2 #14
     "realistic_changed_batch_wipes_journal": ("J3", "J9"),  # section 2 #14
-    "realistic_workflow_retry_reruns_never": ("J5",),  # section 2 #6, #12
+    "realistic_workflow_retry_reruns_never": ("J3", "J5"),  # section 2 #6, #12
     "realistic_restored_results_discarded": ("J3", "J11"),  # section 2 #7
     "realistic_resume_numbers_the_resumed_part": ("J5",),  # a mutant of _rejection
     "realistic_interrupted_marked_complete": ("J5",),  # the flag mutants of the stop outcomes
+    "realistic_commit_acknowledged_before_durable": ("J3",),  # a journal crash point
 }
 """Realistic broken runtimes -> the clauses the kit catches each on (its `_REALISTIC_CATCH`
 schedule in tests/kit/test_recovery.py); each factory's docstring names its bug report."""
