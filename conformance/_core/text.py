@@ -12,12 +12,15 @@ __all__ = [
     "describe_exception",
     "escape_name",
     "exception_text",
+    "has_time",
     "json_dumps",
     "json_text",
+    "names_call",
     "safe_repr",
     "shorten",
     "slug",
     "type_name",
+    "without_time",
 ]
 
 STR_FAILED = "<exception str() failed>"
@@ -132,3 +135,32 @@ def json_dumps(data: object, *, indent: int | None = None) -> str:
     except UnicodeEncodeError:
         return json.dumps(data, indent=indent)
     return text
+
+
+_TIME = re.compile(
+    r"\d{4}-\d{2}-\d{2}[T ]?\d{0,2}:?\d{0,2}:?\d{0,2}(?:\.\d+)?Z?"  # a date or date-time
+    r"|\b\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?\b"  # a clock time
+    r"|\b\d+(?:\.\d+)?\s?(?:ms|msec|s|sec|secs|seconds?|milliseconds?|us|µs|ns|minutes?)\b",
+    re.IGNORECASE,
+)
+"""A time of day, a date or a duration, as a synthetic observation must never hold (B5)."""
+
+
+def has_time(text: str) -> bool:
+    return bool(_TIME.search(text))
+
+
+def without_time(text: str) -> str:
+    """`text` with times and durations (and the brackets or words around them) taken out, so
+    that the clauses that own a synthetic text's wording judge it apart from B5."""
+    text = _TIME.sub("", text)
+    text = re.sub(r"\s*[\(\[]\s*(?:after|at|took|in|elapsed)?\s*[\)\]]", "", text)
+    text = re.sub(r"\s+(?:after|at|took|in|elapsed)\s*$", "", text)
+    return text.strip().rstrip(",;:").strip()
+
+
+def names_call(text: str, index: int) -> bool:
+    """Whether `text` names call `index`: the number standing alone (not part of another number,
+    a decimal or a time, which B5 owns). Batch stop sentences (B13, B15) and a resume's "not
+    run" sentences (J5) name calls this way."""
+    return re.search(rf"(?<![\d.]){index}(?!\d|\.\d)", without_time(text)) is not None

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from conformance._core.text import has_time, names_call, without_time
 from conformance.batch.drive import Run
 from conformance.batch.judge import synthetic_problem
 from polyloop import ActionOutcome, ActionStatus
@@ -39,33 +40,6 @@ __all__ = [
 
 INTERRUPTED = "interrupted while running; its effects are unknown"
 NOT_RUN_CANCELLED = "not run: the batch was cancelled"
-
-_TIME = re.compile(
-    r"\d{4}-\d{2}-\d{2}[T ]?\d{0,2}:?\d{0,2}:?\d{0,2}(?:\.\d+)?Z?"  # a date or date-time
-    r"|\b\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?\b"  # a clock time
-    r"|\b\d+(?:\.\d+)?\s?(?:ms|msec|s|sec|secs|seconds?|milliseconds?|us|µs|ns|minutes?)\b",
-    re.IGNORECASE,
-)
-"""A time of day, a date or a duration, as a synthetic observation must never hold (B5)."""
-
-
-def has_time(text: str) -> bool:
-    return bool(_TIME.search(text))
-
-
-def without_time(text: str) -> str:
-    """`text` with times and durations (and the brackets or words around them) taken out, so
-    that the clauses that own a synthetic text's wording judge it apart from B5."""
-    text = _TIME.sub("", text)
-    text = re.sub(r"\s*[\(\[]\s*(?:after|at|took|in|elapsed)?\s*[\)\]]", "", text)
-    text = re.sub(r"\s+(?:after|at|took|in|elapsed)\s*$", "", text)
-    return text.strip().rstrip(",;:").strip()
-
-
-def names_call(text: str, index: int) -> bool:
-    """Whether `text` names call `index`: the number standing alone (not part of another number,
-    a decimal or a time, which B5 owns)."""
-    return re.search(rf"(?<![\d.]){index}(?!\d|\.\d)", without_time(text)) is not None
 
 
 def names_class(text: str, name: str) -> bool:

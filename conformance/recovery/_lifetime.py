@@ -163,8 +163,7 @@ def main(config_path: str) -> None:
         elif ledger.crash is not None and ledger.crash[0] in _INSTEAD:
             ledger.crash = [_INSTEAD[ledger.crash[0]], ledger.crash[1]]
         with open(config["out"] + ".pre", "w", encoding="utf-8") as file:
-            pre = {"max_attempts": bound if isinstance(bound, int) else None}
-            json.dump({**pre, "observes": callable(observe)}, file)
+            json.dump({"max_attempts": bound if isinstance(bound, int) else None}, file)
         outcomes = asyncio.run(runtime.run(config["batch_id"], actions))
     except Exception as exc:  # the verdict reads it: J9, J10 want an error, others none
         result["error"] = type(exc).__name__

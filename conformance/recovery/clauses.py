@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from conformance._core.text import names_call
 from conformance.recovery.lifetimes import Life, Observation
 from conformance.recovery.schedules import TOOLS, Schedule
 
@@ -41,9 +42,8 @@ def _kit_life(observation: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _names_call(text: Any, index: int) -> bool:
-    """Whether a sentence names call `index`: the number alone, not part of another number."""
-    return isinstance(text, str) and re.search(rf"(?<![\d.]){index}(?!\d|\.\d)", text) is not None
+def _names(text: Any, index: int) -> bool:
+    return isinstance(text, str) and names_call(text, index)
 
 
 def _short(outcome: Any) -> str:
@@ -208,35 +208,29 @@ def _j3(facts: _Facts) -> None:
                 )
     for call in range(facts.n):
         done = facts.acknowledged(call)
-        later = [life.number for life in facts.lives if done and life.number > done.number]
-        again = [number for number in later if call in facts.all_lives[number].entered()]
-        if done is not None and again:
+        if done is None:
+            continue
+        again = [n for n in facts.entries(call) if n > done.number]
+        if again:
             raise Violation(
                 f"the runtime reported call {call}'s commit durable in lifetime {done.number}, "
                 f"yet call {call} was entered again in lifetime {again[0]}",
                 "a committed call is never entered again",
                 f"entered in lifetimes {facts.entries(call)}",
             )
-    if facts.final is None:
-        return
-    for call in range(facts.n):
-        done = facts.acknowledged(call)
-        results = (
-            []
-            if done is None
-            else [
-                line["obs"]
-                for line in done.lines
-                if line["call"] == call and line["event"] == "return"
-            ]
-        )
-        if done is not None and results and facts.final[call][1] != results[-1]:
+        returned = [
+            line["obs"] for line in done.lines if line["call"] == call and line["event"] == "return"
+        ]
+        if facts.final is not None and returned and facts.final[call][1] != returned[-1]:
             raise Violation(
                 f"the runtime reported call {call}'s commit durable in lifetime {done.number}, "
-                f"after its handler returned {results[-1]!r}",
+                f"after its handler returned {returned[-1]!r}",
                 "resuming returns the recorded outcome exactly",
                 _short(facts.final[call]),
             )
+    if facts.final is None:
+        return
+    for call in range(facts.n):
         own = _kit_life(facts.final[call][1])
         if own is None or facts.final[call][2]:
             continue
@@ -388,7 +382,7 @@ def _stopped_calls(facts: _Facts, clause: str) -> None:
             continue  # rejected (E2) where a resume commits it
         if _ever_entered(facts, call) or facts.in_doubt(call) is not None:
             continue  # entered, yet answered as never started (J2's), or in doubt (J4-J6)
-        if not (outcome[2] is True and _e7_flags(outcome) and _names_call(outcome[1], k)):
+        if not (outcome[2] is True and _e7_flags(outcome) and _names(outcome[1], k)):
             raise Violation(
                 f"call {call} was not run after call {k} reported an environment error",
                 f"NOT_EXECUTED, synthetic, no completion reported, nothing truncated, in a "

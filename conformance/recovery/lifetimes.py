@@ -57,9 +57,6 @@ class Life:
     damaged_at: str | None = None
     """J10: where the kit flipped a byte before this lifetime."""
 
-    observes: bool = False
-    """The runtime reports its journal to the kit (``observe_journal``)."""
-
     def entered(self) -> list[int]:
         return self.events("enter")
 
@@ -137,10 +134,8 @@ class _Run:
         life.ended, life.stderr = self._spawn(path, number)
         life.lines = self._ledger_lines(before)
         if pre.exists():
-            with contextlib.suppress(ValueError, KeyError):
-                found = json.loads(pre.read_text(encoding="utf-8"))
-                life.max_attempts = found["max_attempts"]
-                life.observes = found["observes"] is True
+            with contextlib.suppress(ValueError):
+                life.max_attempts = json.loads(pre.read_text(encoding="utf-8"))["max_attempts"]
         if out.exists() and life.ended == "exited":
             answer = json.loads(out.read_text(encoding="utf-8"))
             if "error" in answer:

@@ -59,6 +59,8 @@ class _NotRunStore(SqliteJournalStore):
 
 
 class _NotRunRuntime(Runtime):
+    """Returns what its store rewrote as it committed (`rewritten`), as a resume would."""
+
     async def run(self, batch_id: str, actions: Sequence[Action]) -> tuple[ActionOutcome, ...]:
         outcomes = await super().run(batch_id, actions)
         rewritten = self.store.rewritten
@@ -454,7 +456,7 @@ def realistic_resume_numbers_the_resumed_part(registry: ToolRegistry, directory:
     in the whole batch (section 12's words: "never in the resumed part"); the model is told
     another call failed. Found by the mutant that answered these calls "no tool call"."""
     store = _ResumedPartNumberingStore(os.path.join(directory, "journal.db"))
-    return _RewrittenRuntime(registry, store)
+    return _NotRunRuntime(registry, store)
 
 
 class _CompletedInterruptedStore(_RewritingStore):
@@ -472,14 +474,7 @@ def realistic_interrupted_marked_complete(registry: ToolRegistry, directory: str
     set on a stop outcome): a loop that ends through `completes_run` takes the batch as
     finished. Found by the mutants that set a stop outcome's flags."""
     store = _CompletedInterruptedStore(os.path.join(directory, "journal.db"))
-    return _RewrittenRuntime(registry, store)
-
-
-class _RewrittenRuntime(Runtime):
-    async def run(self, batch_id: str, actions: Sequence[Action]) -> tuple[ActionOutcome, ...]:
-        outcomes = await super().run(batch_id, actions)
-        rewritten = self.store.rewritten
-        return tuple(rewritten.get(i, outcome) for i, outcome in enumerate(outcomes))
+    return _NotRunRuntime(registry, store)
 
 
 REALISTIC: dict[str, tuple[str, ...]] = {
