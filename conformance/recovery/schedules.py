@@ -99,8 +99,11 @@ class Schedule:
     """From the second lifetime on, these tools have this policy (``absent``: unregistered;
     ``exclusive``: their policy kept, no longer concurrency-safe)."""
     other_batch: int | None = None
-    """J9: after the crashes, one lifetime resumes the batch id with call `other_batch` changed
-    (the batch's length: one call appended)."""
+    """J9: after the crashes, one lifetime resumes the batch id with other calls, the first
+    difference at index `other_batch`: that call changed (a code action becomes a tool call), or,
+    at the batch's length, one call appended."""
+    cut: bool = False
+    """J9: the batch resumed ends just before index `other_batch` instead (a shorter batch)."""
     damage: bool = False
     """J10: after the batch is complete, one letter of call 0's recorded observation is
     changed in the target's files and the batch resumed once more."""
@@ -136,6 +139,8 @@ class Schedule:
         """The changed batch J9 resumes with."""
         index = self.other_batch
         assert index is not None
+        if self.cut:
+            return self.calls[:index]
         if index >= len(self.calls):
             return (*self.calls, Call("safe_par", 7))
         changed = list(self.calls)
@@ -155,7 +160,9 @@ class Schedule:
         if self.change:
             changes = ", ".join(f"{tool} -> {policy}" for tool, policy in self.change)
             parts.append(f"from lifetime 1 on the registry has {changes}")
-        if self.other_batch is not None:
+        if self.other_batch is not None and self.cut:
+            parts.append(f"then a resume with the batch cut to {self.other_batch} call(s) (J9)")
+        elif self.other_batch is not None:
             parts.append(f"then a resume with call {self.other_batch} changed (J9)")
         parts.append("then clean resumes until one returns, and one more")
         if self.damage:

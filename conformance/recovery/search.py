@@ -64,6 +64,10 @@ def schedules(draw: st.DrawFn) -> Schedule:
     )
 
 
+_LONG_PAYLOAD = 10**120
+"""A code action's payload: its code, ``print(1000…)``, is 127 characters long."""
+
+
 def _c(*tools: str | None) -> tuple[Call, ...]:
     return tuple(Call(tool, index) for index, tool in enumerate(tools))
 
@@ -97,6 +101,11 @@ TRAPS: tuple[Schedule, ...] = (
     # call killed just after its commit was reported durable, then one crash later.
     Schedule(_c("safe_seq", "never_seq", "safe_par"), crashes=(("started", 1),)),
     Schedule(_c("safe_seq", "safe_seq"), crashes=(("committed", 0), ("enter", 1))),
+    # J9 both ways round: a resume given fewer calls than the journal records, and one whose
+    # differing call is a recorded code action longer than a message quotes whole, whose text
+    # sorts after the given tool call's (the generated changes only add or raise a payload).
+    Schedule(_c("safe_seq", "safe_par"), other_batch=1, cut=True),
+    Schedule((Call("safe_seq", 0), Call(None, _LONG_PAYLOAD)), other_batch=1),
 )
 """Hand-picked schedules every clause replays first: each clause's classic crash."""
 

@@ -164,6 +164,7 @@ _REALISTIC_CATCH: dict[str, Schedule] = {
     "realistic_resume_numbers_the_resumed_part": TRAPS[14],  # call 0 committed, 1 in doubt
     "realistic_interrupted_marked_complete": TRAPS[14],
     "realistic_commit_acknowledged_before_durable": TRAPS[16],  # killed after commit 0's report
+    "realistic_resume_accepts_a_shorter_batch": TRAPS[17],  # resumed with call 1 dropped
 }
 
 

@@ -469,6 +469,29 @@ class _CompletedInterruptedStore(_RewritingStore):
         return {**body, "completion": True}
 
 
+class _PrefixRuntime(Runtime):
+    """A resume given fewer calls than the journal records answers them from their records."""
+
+    async def run(self, batch_id: str, actions: Sequence[Action]) -> tuple[ActionOutcome, ...]:
+        from polyloop.durable import read_batch
+
+        try:
+            return await super().run(batch_id, actions)
+        except ValueError:
+            state = read_batch(self.store, batch_id)
+            if state is None or len(actions) > len(state.committed):
+                raise
+            return tuple(state.committed[: len(actions)])
+
+
+def realistic_resume_accepts_a_shorter_batch(registry: ToolRegistry, directory: str) -> Runtime:
+    """Section 2 #14: a loop that checks each call it resumes against the journal's call at
+    that index, and answers it from its record, takes a re-planned turn that drops the last calls
+    for the journal's first ones. Found by the mutant of `_check_same_batch` that let a shorter
+    batch through."""
+    return _PrefixRuntime(registry, _sqlite(directory))
+
+
 def realistic_interrupted_marked_complete(registry: ToolRegistry, directory: str) -> Runtime:
     """An interrupted call is committed as one the environment reported complete (E7's flag
     set on a stop outcome): a loop that ends through `completes_run` takes the batch as
@@ -493,6 +516,7 @@ REALISTIC: dict[str, tuple[str, ...]] = {
     "realistic_resume_numbers_the_resumed_part": ("J5",),  # a mutant of _rejection
     "realistic_interrupted_marked_complete": ("J5",),  # the flag mutants of the stop outcomes
     "realistic_commit_acknowledged_before_durable": ("J3",),  # a journal crash point
+    "realistic_resume_accepts_a_shorter_batch": ("J9",),  # a mutant of _check_same_batch
 }
 """Realistic broken runtimes -> the clauses the kit catches each on (its `_REALISTIC_CATCH`
 schedule in tests/kit/test_recovery.py); each factory's docstring names its bug report."""
