@@ -336,7 +336,8 @@ def write_report(
     equivalent = [m for m in mutants if kinds.get(m.id) == "equivalent"]
     wording = [m for m in mutants if kinds.get(m.id) == "wording"]
     hardening = [m for m in mutants if kinds.get(m.id) == "hardening"]
-    for mutant in [*equivalent, *wording, *hardening]:
+    unreachable = [m for m in mutants if kinds.get(m.id) == "unreachable"]
+    for mutant in [*equivalent, *wording, *hardening, *unreachable]:
         judges = ("kit", "tests") if kinds[mutant.id] == "equivalent" else ("kit",)
         for judge in judges:
             if _status(results[mutant.id], judge) in DETECTED:
@@ -356,7 +357,12 @@ def write_report(
     for entry in stale:
         problems.append(f"equivalent entry {entry!r} matches no mutant: remove it")
     live = [m for m in mutants if kinds.get(m.id) != "equivalent"]
-    on_path = [m for m in live if m.on_path and kinds.get(m.id) not in ("wording", "hardening")]
+    excluded = ("wording", "hardening", "unreachable")
+    on_path = [m for m in live if m.on_path and kinds.get(m.id) not in excluded]
+
+    excluded_words = (
+        "wording, hardening and out of reach" if unreachable else "wording and hardening"
+    )
 
     def tally(group: Sequence[Any], judge: str) -> collections.Counter[str]:
         return collections.Counter(_status(results[m.id], judge) for m in group)
@@ -393,7 +399,16 @@ def write_report(
         f"| … of which polyloop's hardening (kind `hardening`: only an object that lies "
         f"about itself tells them apart; the library tests judge them, certification at "
         f"strict does not) | {len(hardening)} |",
-        f"| … {words.path_row}, wording and hardening excluded | {len(on_path)} |",
+        *(
+            [
+                f"| … of which out of the kit's reach (kind `unreachable`: only a condition a "
+                f"target's interface cannot be put in tells them apart; the library tests judge "
+                f"them) | {len(unreachable)} |"
+            ]
+            if unreachable
+            else []
+        ),
+        f"| … {words.path_row}, {excluded_words} excluded | {len(on_path)} |",
         "",
         "| judge | population | killed | timed out | crashed | survived | not reached | detected |",
         "|---|---|---:|---:|---:|---:|---:|---:|",
@@ -479,6 +494,19 @@ def write_report(
         intro="Excluded from the kit's population: certification at core/strict judges "
         'realistic input only (CONTRACT.md section 5, "What certification judges"). The '
         "library tests judge them; `certify --level hardened` is where the kit sees them.",
+        heading=h,
+    )
+    out += _section(
+        "Out of the kit's reach",
+        unreachable,
+        lambda m: (
+            f"Reason: {equivalents[m.id]['reason']} (tests: {_status(results[m.id], 'tests')})"
+        ),
+        intro="Excluded from the kit's population: each changes behaviour only under a "
+        "condition a target cannot be put in through its interface (a file that is not its "
+        "store, a record its own code never writes, a power loss, another platform, a second "
+        "writer at once, a read-only opening). Listed one by one; an entry the kit kills fails "
+        "the run. The library tests judge them.",
         heading=h,
     )
     out += _section(

@@ -284,7 +284,6 @@ RECOVERY_PATH_FUNCTIONS = {
         "_StoreJournal.started",
         "_call_body",
         "_canonical",
-        "_check_arguments",
         "_check_same_batch",
         "_describe",
         "_env_error_not_run",
@@ -318,6 +317,7 @@ target runs, resumes or refuses a batch."""
 RECOVERY_OFF_PATH = {
     "polyloop/durable/_run.py": {
         "BatchState.state_of",
+        "_check_arguments",
         "JournalStore.<body>",
         "JournalStore.append",
         "JournalStore.records",
@@ -339,9 +339,13 @@ RECOVERY_OFF_PATH = {
 """Off the recovery kit's path, with the reason: the `JournalStore` protocol's stubs; the error
 classes' bodies (docstrings); what only ``python -m polyloop.durable show`` and the library's
 own tests use (`BatchState.state_of`, `read_only` opening and its `_uri_path`, `batch_ids`,
-`iter_all`, `close`, the context manager, `path`, `__repr__`); and `_fsync_directory`, which
-only a power loss can tell from a no-op (J12, which the kit skips: a SIGKILL never loses the
-page cache). Every function of the two modules is on one list or the other (a test checks it)."""
+`iter_all`, `close`, the context manager, `path`, `__repr__`); `run_durable`'s argument
+checks (`_check_arguments`: they refuse a call, as `RegistryExecutor.__init__`'s refuse an
+executor, and a runtime under certification is called with a batch id and actions); and
+`_fsync_directory`, which only a power loss can tell from a no-op (J12, which the kit skips: a
+SIGKILL never loses the page cache). Every function of the two modules is on one list or the
+other (a test checks it). Single statements on the path that only such conditions reach are
+kind ``unreachable`` in `tests/mutants/equivalent_recovery.toml`, each with its reason."""
 
 
 def policy_factory(registry: Any, policy: Any) -> Any:
@@ -1084,8 +1088,9 @@ def with_annotation_only(
 
 def _equivalents(path: Path | None = None) -> dict[str, dict[str, str]]:
     """The subject's equivalent list, by mutant id. Besides `[[equivalent]]` entries (kinds
-    equivalent, wording, hardening) a list may hold `[[survivor]]` entries: a survivor kept
-    on purpose, still counted as one, whose reason the report prints; kind ``survivor``."""
+    equivalent, wording, hardening, unreachable) a list may hold `[[survivor]]` entries: a
+    survivor kept on purpose, still counted as one, whose reason the report prints; kind
+    ``survivor``."""
     equivalent_file = SUBJECT.equivalent_file if path is None else path
     if not equivalent_file.exists():
         return {}
@@ -1097,9 +1102,10 @@ def _equivalents(path: Path | None = None) -> dict[str, dict[str, str]]:
         if not isinstance(entry.get("reason"), str) or not entry["reason"].strip():
             raise SystemExit(f"{equivalent_file}: entry {entry.get('id')!r} needs a reason")
         kind = entry.get("kind", "equivalent")
-        if kind not in ("equivalent", "wording", "hardening"):
+        if kind not in ("equivalent", "wording", "hardening", "unreachable"):
             raise SystemExit(
-                f"{equivalent_file}: {entry['id']!r}: kind is equivalent, wording or hardening"
+                f"{equivalent_file}: {entry['id']!r}: kind is equivalent, wording, hardening or "
+                "unreachable"
             )
         found[entry["id"]] = {"reason": entry["reason"], "kind": kind}
     for entry in data.get("survivor", []):

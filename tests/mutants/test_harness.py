@@ -118,6 +118,31 @@ def test_wording_entry_may_be_killed_by_the_tests_but_not_by_the_kit(tmp_path: P
     assert problems and "detected by the kit" in problems[0]
 
 
+def test_unreachable_entry_leaves_the_kit_population_listed_with_its_reason(
+    tmp_path: Path,
+) -> None:
+    """Issue 34: a statement on the path that only a condition the kit cannot create reaches
+    (a power loss, a foreign file) is kind unreachable: out of the kit's population, counted
+    in its own row and listed with its reason; a kit that kills it fails the run."""
+    unreachable = {"u": {"reason": "only a power loss tells", "kind": "unreachable"}}
+    mutants = [mutant("u"), mutant("alive")]
+    results = {"u": verdicts("survived", "killed"), "alive": verdicts("killed", "killed")}
+    assert write(tmp_path, mutants, results, equivalents=unreachable) == []
+    text = (tmp_path / "detection.md").read_text()
+    assert "out of the kit's reach (kind `unreachable`" in text and "| 1 |" in text
+    assert "validation/dispatch path (1) | 1 | 0 | 0 | 0 | 0 | **100.0%**" in text
+    assert "#### `u`" in text and "Reason: only a power loss tells (tests: killed)" in text
+    results["u"] = verdicts("killed", "killed")
+    problems = write(tmp_path, mutants, results, equivalents=unreachable)
+    assert problems and "unreachable mutant 'u' was detected by the kit" in problems[0]
+
+
+def test_report_without_unreachable_entries_keeps_its_rows(tmp_path: Path) -> None:
+    assert write(tmp_path, [mutant("a")], {"a": verdicts("killed", "killed")}) == []
+    text = (tmp_path / "detection.md").read_text()
+    assert "unreachable" not in text and "wording and hardening excluded | 1 |" in text
+
+
 def test_hardening_mutant_leaves_the_kit_population_with_the_clause_as_its_reason(
     tmp_path: Path,
 ) -> None:
