@@ -422,6 +422,15 @@ def write_report(
         words.targets,
         "",
     ]
+    if unreachable:
+        reach = [m for m in unreachable if m.on_path]
+        out += [
+            f"Counting the {len(reach)} out-of-reach mutants as survivors instead (the kit's "
+            f"population with only equivalents, wording and hardening left out): "
+            f"{kit_detected} of {len(on_path) + len(reach)}, "
+            f"**{_percent(kit_detected, len(on_path) + len(reach))}**.",
+            "",
+        ]
     if kill_times:
         out += [
             f"Kit kill time (one forked judge, from start to the first failing clause): median "

@@ -132,6 +132,7 @@ def test_unreachable_entry_leaves_the_kit_population_listed_with_its_reason(
     assert "out of the kit's reach (kind `unreachable`" in text and "| 1 |" in text
     assert "validation/dispatch path (1) | 1 | 0 | 0 | 0 | 0 | **100.0%**" in text
     assert "#### `u`" in text and "Reason: only a power loss tells (tests: killed)" in text
+    assert "as survivors instead" in text and "1 of 2, **50.0%**" in text
     results["u"] = verdicts("killed", "killed")
     problems = write(tmp_path, mutants, results, equivalents=unreachable)
     assert problems and "unreachable mutant 'u' was detected by the kit" in problems[0]
