@@ -17,6 +17,10 @@ from pathlib import Path
 from typing import Any
 
 DETECTED = ("killed", "timeout", "crashed")
+EXCLUDED_KINDS = ("wording", "hardening", "unreachable")
+"""Kinds of `[[equivalent]]` entry left out of the kit's population (the library tests judge
+them); kind ``equivalent`` leaves both populations."""
+KINDS = ("equivalent", *EXCLUDED_KINDS)
 """A judge that fails, runs out of time or dies on a mutant has detected it."""
 
 SECTION_ORDER = ("executor", "batch", "policy", "recovery")
@@ -357,8 +361,7 @@ def write_report(
     for entry in stale:
         problems.append(f"equivalent entry {entry!r} matches no mutant: remove it")
     live = [m for m in mutants if kinds.get(m.id) != "equivalent"]
-    excluded = ("wording", "hardening", "unreachable")
-    on_path = [m for m in live if m.on_path and kinds.get(m.id) not in excluded]
+    on_path = [m for m in live if m.on_path and kinds.get(m.id) not in EXCLUDED_KINDS]
 
     excluded_words = (
         "wording, hardening and out of reach" if unreachable else "wording and hardening"
@@ -505,12 +508,14 @@ def write_report(
         "library tests judge them; `certify --level hardened` is where the kit sees them.",
         heading=h,
     )
+
+    def listed(mutant: Any) -> str:
+        return f"Reason: {reasons[mutant.id]} (tests: {_status(results[mutant.id], 'tests')})"
+
     out += _section(
         "Out of the kit's reach",
         unreachable,
-        lambda m: (
-            f"Reason: {equivalents[m.id]['reason']} (tests: {_status(results[m.id], 'tests')})"
-        ),
+        listed,
         intro="Excluded from the kit's population: each changes behaviour only under a "
         "condition a target cannot be put in through its interface (a file that is not its "
         "store, a record its own code never writes, a power loss, another platform, a second "
@@ -521,9 +526,7 @@ def write_report(
     out += _section(
         "Wording the contract leaves free",
         wording,
-        lambda m: (
-            f"Reason: {equivalents[m.id]['reason']} (tests: {_status(results[m.id], 'tests')})"
-        ),
+        listed,
         intro="Excluded from the kit's population only (the kit may not require wording the "
         "contract does not pin); the library tests, which pin polyloop's own wording, still "
         "judge them.",

@@ -64,6 +64,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from detection_report import KINDS
 from mutant_loader import MutantLoader
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -1102,11 +1103,8 @@ def _equivalents(path: Path | None = None) -> dict[str, dict[str, str]]:
         if not isinstance(entry.get("reason"), str) or not entry["reason"].strip():
             raise SystemExit(f"{equivalent_file}: entry {entry.get('id')!r} needs a reason")
         kind = entry.get("kind", "equivalent")
-        if kind not in ("equivalent", "wording", "hardening", "unreachable"):
-            raise SystemExit(
-                f"{equivalent_file}: {entry['id']!r}: kind is equivalent, wording, hardening or "
-                "unreachable"
-            )
+        if kind not in KINDS:
+            raise SystemExit(f"{equivalent_file}: {entry['id']!r}: kind is one of {KINDS}")
         found[entry["id"]] = {"reason": entry["reason"], "kind": kind}
     for entry in data.get("survivor", []):
         if not isinstance(entry.get("reason"), str) or not entry["reason"].strip():
