@@ -8,7 +8,8 @@ call (`conformance._core.deadline`), because a slow example is not a failure but
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+import random
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -231,3 +232,22 @@ def add_digest(test: Any, key: bytes) -> None:
     database entries. This is the private hook Hypothesis itself uses for parametrized tests;
     it is set in this one place."""
     test._hypothesis_internal_add_digest = key
+
+
+def run_traps(test: Callable[[Any], None], traps: Sequence[Any], run: settings) -> None:
+    """Call `test` on each trap in order, as Hypothesis's explicit phase would (when `run`'s
+    phases include it), with the global `random` seeded to 0 during each call and restored
+    after, as Hypothesis seeds it for every example; the first exception propagates.
+
+    The kit runs its traps itself rather than as ``@example``s: Hypothesis pretty-prints every
+    explicit example's arguments before running it (for the report of a failure), which for
+    the kit's scenarios cost more than running them."""
+    if Phase.explicit not in run.phases:
+        return
+    for trap in traps:
+        state = random.getstate()
+        random.seed(0)
+        try:
+            test(trap)
+        finally:
+            random.setstate(state)

@@ -14,7 +14,7 @@ from typing import Any
 
 import hypothesis
 import hypothesis.errors
-from hypothesis import example, given
+from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance._core import hypo
@@ -103,11 +103,7 @@ def run_search(
             raise
 
     hypo.add_digest(test, digest.encode())
-    wrapped: Any = test
-    for trap in reversed(traps):
-        wrapped = example(trap)(wrapped)
-    wrapped = given(cases)(wrapped)
-    wrapped = settings(hypothesis.seed(seed)(wrapped))
+    wrapped: Any = settings(hypothesis.seed(seed)(given(cases)(test)))
     ended: tuple[type[BaseException], ...] = (
         violation,
         *stops,
@@ -115,6 +111,7 @@ def run_search(
         hypothesis.errors.FailedHealthCheck,
     )
     try:
+        hypo.run_traps(test, traps, settings)
         wrapped()
     except ended as exc:
         return state, exc

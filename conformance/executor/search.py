@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import hypothesis
 import hypothesis.errors
-from hypothesis import example, given
+from hypothesis import given
 
 from conformance._core import hypo
 from conformance._core.capture import OutputCapture
@@ -144,16 +144,12 @@ def search_clause(
     test = _hypothesis_test(prop, source, trial, search)
     # Distinct database keys per clause and target, since every clause runs this same function.
     hypo.add_digest(test, f"{prop.clause}:{label}".encode())
-    wrapped: Any = test
-    if source.white_box:
-        picked = [*prop.examples(), *(prop.hostile() if source.hardened else ())]
-        for scenario in reversed(picked):
-            wrapped = example(scenario)(wrapped)
-    wrapped = given(prop.scenarios(source))(wrapped)
+    traps = [*prop.examples(), *(prop.hostile() if source.hardened else ())]
     # seed() switches the example database off; settings applied after it switch it back on
     # when one was asked for.
-    wrapped = settings(hypothesis.seed(seed)(wrapped))
+    wrapped: Any = settings(hypothesis.seed(seed)(given(prop.scenarios(source))(test)))
     try:
+        hypo.run_traps(test, traps if source.white_box else (), settings)
         wrapped()
     except TargetError as exc:
         return ClauseOutcome(verdict=ClauseStatus.ERROR, examples=search.examples, message=str(exc))
