@@ -213,6 +213,17 @@ def _live_observation(text: str) -> Callable[[Any], None]:
     return check
 
 
+def _live_str_subclass(entry: Any) -> None:
+    class Text(str):
+        pass
+
+    async def returns(arguments: Any) -> str:
+        return Text("from a str subclass")
+
+    with pytest.raises(TypeError):  # the E5 bug: a str subclass is taken for a non-str value
+        _outcome_of(entry, _registry(("t", {}), handler=returns), _call("t", {}))
+
+
 def _live_exception(exc: Exception, clause: str) -> Callable[[Any], None]:
     async def raises(arguments: Any) -> str:
         raise exc
@@ -537,6 +548,7 @@ LIVE: dict[str, Callable[[Any], None]] = {
     "UnwrapsExceptionGroup": lambda entry: _live_exception(_group(), "E4")(entry),
     "NetworkErrorsAreEnvErrors": _live_exception(ConnectionRefusedError(111, "refused"), "E10"),
     "TimeoutIsEnvError": _live_exception(TimeoutError("slow"), "E10"),
+    "ExactStrResultOnly": _live_str_subclass,
     "NormalisesCrlf": _live_observation("a\r\nb"),
     "NormalisesUnicodeNfc": _live_observation(unicodedata.normalize("NFD", "café")),
     "StripsTrailingSpacesPerLine": _live_observation("a  \nb"),

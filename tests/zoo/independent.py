@@ -484,6 +484,19 @@ def _rewrites_text(rewrite: Any) -> Any:
     return result_outcome
 
 
+class ExactStrResultOnly(ZooExecutor):
+    """Accepts only an exact ``str`` result (``type(result) is str``), so a handler returning an
+    ``enum.StrEnum`` member or another ``str`` subclass raises TypeError (E5: a ``str`` subclass
+    is a ``str``; E9 is for non-``str`` values only)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("E5",)
+
+    def result_outcome(self, spec: ToolSpec, result: object) -> ActionOutcome:
+        if type(result) is not str:
+            raise TypeError(f"the handler of tool {spec.name!r} returned a non-str value")
+        return self.outcome(ActionStatus.EXECUTED, result, False)
+
+
 class NormalisesCrlf(ZooExecutor):
     """Turns ``\\r\\n`` into ``\\n`` ("Windows tools") (E5: exactly the handler's string)."""
 

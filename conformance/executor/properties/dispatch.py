@@ -502,7 +502,8 @@ def traps() -> dict[str, list[Scenario]]:
             )
         ],
         "E5": [
-            trap(_call("search", {"q": "x"}), ReturnText(text=text)) for text in edges.EXACT_TEXTS
+            trap(_call("search", {"q": "x"}), ReturnText(text=text))
+            for text in (*edges.EXACT_TEXTS, edges.STR_SUBCLASS_TEXT)
         ],
         "E6": [
             trap(_call("search", {}), RaiseBaseException(kind="KeyboardInterrupt")),

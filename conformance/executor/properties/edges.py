@@ -25,6 +25,7 @@ from conformance.executor.properties.scenarios import call as _call
 __all__ = [
     "CODE_LIKE_CALLS",
     "EXACT_TEXTS",
+    "STR_SUBCLASS_TEXT",
     "hostile_arguments",
     "hostile_traps",
     "json_leaves",
@@ -41,6 +42,15 @@ EXACT_TEXTS = (
     "\x00\x1b[31m red",
 )
 """E5: texts an executor that "tidies" its observation changes."""
+
+
+class _OwnText(str):
+    """A handler's text of a `str` subclass (an `enum.StrEnum` member, a markup string)."""
+
+
+STR_SUBCLASS_TEXT: str = _OwnText("the text of a str subclass")
+"""E5: a `str` subclass is a `str`, as `isinstance` sees it (contract, "What certification
+judges"): the observation is its text, EXECUTED, not synthetic."""
 
 CODE_LIKE_CALLS = (
     json.dumps({"name": "search", "arguments": {"q": "x"}}),
