@@ -349,6 +349,19 @@ other (a test checks it). Single statements on the path that only such condition
 kind ``unreachable`` in `tests/mutants/equivalent_recovery.toml`, each with its reason."""
 
 
+POLICY_OWNED = {
+    "polyloop/tools.py": (
+        POLICY_PATH_FUNCTIONS["polyloop/tools.py"] | POLICY_OFF_PATH["polyloop/tools.py"]
+    )
+    - PATH_FUNCTIONS["polyloop/tools.py"]
+}
+"""The policy stages of `polyloop/tools.py` (`_decide`, `_Chain`, `_policed`, ...): the policy
+subject mutates them and judges them by `certify(policy_factory)` and `tests/test_policy*.py`,
+so the executor subject leaves them out. `RegistryExecutor.execute` is on both paths and both
+subjects mutate it (its policed branch runs only under a policy: the executor's kit never
+reaches it)."""
+
+
 def policy_factory(registry: Any, policy: Any) -> Any:
     """The policy factory the policy subject's kit judge certifies on P1–P12."""
     return registry.executor(policy=policy)
@@ -372,6 +385,9 @@ class Subject:
     """The functions on the subject's path (default `_ON_PATH`, both older subjects')."""
     population: dict[str, set[str]] | None = None
     """When set, only mutants of these functions are made (the modules are shared)."""
+    left_to: dict[str, set[str]] | None = None
+    """Functions of the subject's modules that another subject mutates and judges (its own
+    path and off-path sets), so they are not made here: each mutant is counted once."""
     tests: str = "test_*.py"
     """The library tests that judge the subject (a glob under `tests/`)."""
 
@@ -386,6 +402,7 @@ SUBJECTS = {
         results=CACHE_DIR / "results.json",
         logs=CACHE_DIR / "logs",
         reach_prefix="reach-",
+        left_to=POLICY_OWNED,
     ),
     "batch": Subject(
         name="batch",
@@ -601,8 +618,10 @@ def generate(jobs: int) -> list[Mutant]:
 
 
 def _population(mutants: list[Mutant]) -> list[Mutant]:
-    """The subject's mutants: those of its `population` functions when it names some."""
-    kept = SUBJECT.population
+    """The subject's mutants: those of its `population` functions when it names some, never
+    those of functions it leaves to another subject (`left_to`)."""
+    kept, left = SUBJECT.population, SUBJECT.left_to or {}
+    mutants = [m for m in mutants if m.function not in left.get(m.module, set())]
     if kept is None:
         return mutants
     return [m for m in mutants if m.function in kept.get(m.module, set())]
@@ -1048,20 +1067,35 @@ def library_tests() -> list[str]:
 
 ANNOTATION_REASON = (
     "annotation only: polyloop modules use `from __future__ import annotations`, so a "
-    "function's annotations are strings nothing evaluates; the compiled code is otherwise "
-    "identical (found by `annotation_only`, not judged)"
+    "function's annotations are strings nothing evaluates, and an annotated assignment in a "
+    "function body is never evaluated at all; the compiled code is otherwise identical (found "
+    "by `annotation_only`, not judged)"
 )
 
 
 def annotation_only(mutant: Mutant) -> bool:
-    """True when the mutant changes nothing but function annotations (parameters, returns)."""
+    """True when the mutant changes nothing but function annotations (parameters, returns) and
+    the annotations of assignments in a function's own body (``compiled: dict[...] = {}``),
+    which Python never evaluates nor stores (PEP 526). Annotations at module or class level are
+    kept: they are stored, and a dataclass reads its fields' annotations."""
     import ast
+
+    def in_body(function: ast.AST) -> Iterable[ast.AST]:
+        pending = list(ast.iter_child_nodes(function))
+        while pending:
+            node = pending.pop()
+            yield node
+            if not isinstance(node, ast.ClassDef):  # a class body's annotations are stored
+                pending.extend(ast.iter_child_nodes(node))
 
     def stripped(source: str) -> str:
         tree = ast.parse(source)
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 node.returns = None
+                for inner in in_body(node):
+                    if isinstance(inner, ast.AnnAssign):
+                        inner.annotation = ast.Constant(value=None)
             elif isinstance(node, ast.arg):
                 node.annotation = None
         return ast.dump(tree)

@@ -239,6 +239,23 @@ def test_annotation_only_mutants_are_recognised_and_marked_equivalent() -> None:
     assert found == {only_annotation.id: {"kind": "equivalent", "reason": ANNOTATION_REASON}}
 
 
+def test_an_annotated_assignment_is_annotation_only_in_a_function_body_only() -> None:
+    """`x: A | B = {}` in a function body is never evaluated nor stored (PEP 526); a dataclass
+    field's annotation is stored in the class and read by `dataclasses`."""
+    local = _replaced(
+        "compiled: dict[str, ToolSpec | _CompiledTool] = {}",
+        "compiled: dict[str, ToolSpec + _CompiledTool] = {}",
+    )
+    field = _replaced("    description: str\n", "    description: int\n")
+    value = _replaced(
+        "compiled: dict[str, ToolSpec | _CompiledTool] = {}",
+        "compiled: dict[str, ToolSpec | _CompiledTool] = None",
+    )
+    assert annotation_only(local)
+    assert not annotation_only(field)
+    assert not annotation_only(value)
+
+
 def test_a_mutant_that_does_not_parse_is_judged_not_annotation_only() -> None:
     """cosmic-ray turns the keyword-only marker `*` into `+`: invalid syntax, which must be
     judged (it fails to import, so it is killed) rather than crash the harness."""
@@ -668,3 +685,31 @@ def test_J_recovery_kit_judge_kills_a_resume_that_forgets_what_started(
     work = functools_partial(_recovery_kit_verdict, forgets, clauses, [])
     found = _judge(_Job(("m", "kit"), work, 900, tmp_path / "kit.log"))
     assert found["status"] == "killed" and found["clause"] in clauses, found
+
+
+def test_executor_subject_leaves_the_policy_stages_to_the_policy_subject() -> None:
+    """A policy stage of polyloop/tools.py is mutated once, by the policy subject; execute,
+    on both paths, by both."""
+    executor = SUBJECTS["executor"]
+    assert executor.left_to is not None
+    left = executor.left_to["polyloop/tools.py"]
+    assert {"_decide", "_Chain.enter", "_policed", "_Track.__init__"} <= left
+    assert "RegistryExecutor.execute" not in left
+    assert not left & PATH_FUNCTIONS["polyloop/tools.py"]
+    policy = SUBJECTS["policy"]
+    assert policy.population is not None
+    assert left <= policy.population["polyloop/tools.py"]
+
+
+def test_executor_population_drops_the_policy_stages_and_keeps_execute(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import run
+
+    monkeypatch.setattr(run, "SUBJECT", SUBJECTS["executor"])
+    stage = dataclasses.replace(mutant("stage"), function="_decide")
+    entry = mutant("entry")
+    json_helper = dataclasses.replace(mutant("thaw"), module="polyloop/_json.py", function="thaw")
+    assert run._population([stage, entry, json_helper]) == [entry, json_helper]
+    monkeypatch.setattr(run, "SUBJECT", SUBJECTS["policy"])
+    assert run._population([stage, entry, json_helper]) == [stage, entry]
