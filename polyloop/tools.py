@@ -1073,7 +1073,7 @@ async def _execute_policed(
     # one is seen here even when a listener swallows it, and pass it on.
     seen: list[bool] = []
     child = asyncio.get_running_loop().create_task(
-        _policed(entry, call, policy, lambda: bool(seen))
+        _in_child(_policed(entry, call, policy, lambda: bool(seen)))
     )
     try:
         await asyncio.wait((child,))
@@ -1086,4 +1086,26 @@ async def _execute_policed(
         if not child.cancelled():
             child.exception()  # retrieved: the cancellation wins (P9)
         raise
-    return child.result()
+    result = child.result()
+    if isinstance(result, _Escaped):
+        raise result.error  # the stage's own object (E6, P4)
+    return result
+
+
+class _Escaped:
+    """A `KeyboardInterrupt` or `SystemExit` a policed call's child task raised (3.10)."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+async def _in_child(stages: Awaitable[ActionOutcome]) -> ActionOutcome | _Escaped:
+    """Await `stages` in 3.10's child task, handing a `KeyboardInterrupt` or `SystemExit` back
+    to the awaiting call as a value: a task that raises one re-raises it out of the event loop,
+    past every caller, instead of to whoever awaits the task."""
+    try:
+        return await stages
+    except (KeyboardInterrupt, SystemExit) as error:
+        return _Escaped(error)

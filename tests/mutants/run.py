@@ -243,6 +243,7 @@ the library tests only:
 - `_execute_policed`, `_policed` and `_never`: on 3.11+ an `execute` awaited in a task (as the
   kit always awaits it) runs `_policed` written out in `execute`; these run on 3.10, for a
   coroutine driven by hand outside a task, and (`_policed`) in `RegistryBatchExecutor`;
+  `_in_child` and `_Escaped` only on 3.10 (the child task's `SystemExit`/`KeyboardInterrupt`);
 - `_Track` and `_HandlerRaised`: a batch's per-call record (P9, P10 in a batch); a plain
   executor's chain has no track. The policy factory certified here builds plain executors.
 
@@ -263,6 +264,9 @@ POLICY_OFF_PATH = {
         "_policed",
         "_never",
         "_execute_policed",
+        "_Escaped.<body>",
+        "_Escaped.__init__",
+        "_in_child",
         "_Track.<body>",
         "_Track.__init__",
         "_HandlerRaised.<body>",
