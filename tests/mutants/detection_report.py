@@ -89,7 +89,8 @@ def _executor_intro(partial: bool) -> list[str]:
             else ""
         ),
         "",
-        "Mutants: cosmic-ray's argument-free operators over `polyloop/tools.py`, "
+        "Mutants: cosmic-ray's argument-free operators over `polyloop/tools.py` (but its policy "
+        "stages, which the policy subject mutates and judges: `POLICY_OWNED`), "
         "`polyloop/_json.py`, `polyloop/types.py`, each loaded in memory and judged twice:",
         "",
         "- **kit**: one `certify(RegistryExecutor, only=<clauses>, level='strict', profile='ci', "
@@ -107,7 +108,8 @@ def _executor_intro(partial: bool) -> list[str]:
         "`ToolRegistry.validate` (which `execute` does not call), `ToolCall` recording, "
         "S4/S5, `schema_for_model`, `ActionOutcome`'s own checks, which the executor kit does "
         "not certify); the library tests judge every mutant. Mutants that change only "
-        "function annotations are provably equivalent and not judged.",
+        "function annotations (or the annotation of an assignment in a function body, which "
+        "Python never evaluates) are provably equivalent and not judged.",
         "",
     ]
 
