@@ -16,6 +16,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
+
 from polyloop import (
     Action,
     ActionOutcome,
@@ -362,3 +364,25 @@ def leftover_tasks() -> set[asyncio.Task[Any]]:
     """Tasks other than the current one that are still alive."""
     current = asyncio.current_task()
     return {task for task in asyncio.all_tasks() if task is not current and not task.done()}
+
+
+def cancel_at_gate(recorder: Recorder, gate_at: int, call: Callable[[], Awaitable[Any]]) -> None:
+    """Run `call()` in a task until the recorder's stage `gate_at` waits at its gate, cancel the
+    task, and check that `execute` ends with CancelledError, leaving no task behind, and that
+    after the gate no handler was entered and nothing was post-processed (P9)."""
+
+    async def scenario() -> None:
+        task = asyncio.create_task(call())
+        await settle()
+        assert len(recorder.stages()) == gate_at + 1
+        task.cancel()
+        await settle()
+        assert task.done(), "the chain was abandoned or is still running"
+        with pytest.raises(asyncio.CancelledError):
+            task.result()
+        assert leftover_tasks() == set()
+
+    asyncio.run(scenario())
+    after = recorder.stages()[gate_at + 1 :]
+    assert ("handler", 0) not in after, "a handler was entered after the cancellation"
+    assert all(stage != "post" for stage, _ in after), "post-processed after the cancellation"

@@ -16,9 +16,8 @@ from _policy_harness import (
     Recorder,
     Script,
     act,
-    leftover_tasks,
+    cancel_at_gate,
     oracle,
-    settle,
 )
 
 from polyloop import (
@@ -346,22 +345,7 @@ def test_P9_cancellation_reaches_through_every_stage(where: str, swallow: bool) 
     if swallow:
         recorder.swallow_at.add(gate_at)
     executor = recorder.registry().executor(policy=recorder.policy(script))
-
-    async def scenario() -> None:
-        task = asyncio.create_task(executor.execute(act(0)))
-        await settle()
-        assert len(recorder.stages()) == gate_at + 1
-        task.cancel()
-        await settle()
-        assert task.done(), "the chain was abandoned or is still running"
-        with pytest.raises(asyncio.CancelledError):
-            task.result()
-        assert leftover_tasks() == set()
-
-    asyncio.run(scenario())
-    after = recorder.stages()[gate_at + 1 :]
-    assert ("handler", 0) not in after, "a handler was entered after the cancellation"
-    assert all(stage != "post" for stage, _ in after), "post-processed after the cancellation"
+    cancel_at_gate(recorder, gate_at, lambda: executor.execute(act(0)))
 
 
 # --- P10 ------------------------------------------------------------------------------------

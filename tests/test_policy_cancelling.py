@@ -16,7 +16,7 @@ import sys
 from typing import Any
 
 import pytest
-from _policy_harness import Recorder, Script, act, leftover_tasks, oracle, settle
+from _policy_harness import Recorder, Script, act, cancel_at_gate, oracle, settle
 
 from polyloop import (
     Action,
@@ -114,21 +114,7 @@ def test_P9_a_cancellation_arriving_after_an_earlier_swallowed_one_is_seen(
         await _swallow_own_cancellation()
         return await executor.execute(act(0))
 
-    async def scenario() -> None:
-        task = asyncio.create_task(caller())
-        await settle()
-        assert len(recorder.stages()) == gate_at + 1
-        task.cancel()
-        await settle()
-        assert task.done(), "the chain was abandoned or is still running"
-        with pytest.raises(asyncio.CancelledError):
-            task.result()
-        assert leftover_tasks() == set()
-
-    asyncio.run(scenario())
-    after = recorder.stages()[gate_at + 1 :]
-    assert ("handler", 0) not in after, "a handler was entered after the cancellation"
-    assert all(stage != "post" for stage, _ in after), "post-processed after the cancellation"
+    cancel_at_gate(recorder, gate_at, caller)
 
 
 @pytest.mark.skipif(not _HAS_UNCANCEL, reason="Task.uncancel() is new in 3.11")
