@@ -575,11 +575,7 @@ def traps() -> dict[str, list[Scenario]]:
             trap(call("count", {"n": "7"})),
             trap(call("count", {"n": 1, "tag": 0})),
             # Neither a number nor a bool: a check that only rules out bools lets it through.
-            *(
-                trap(call("count", {key: value}), among=picked.NUMBERS)
-                for key in ("x", "n")
-                for value in ("7", None)
-            ),
+            *(trap(call("count", {k: v}), among=picked.NUMBERS) for k in "xn" for v in ("7", None)),
             *(
                 trap(call("read_file", {"path": ["a.txt"]}), among=_read_file_under(uri))
                 for uri in _MODERN_URIS
