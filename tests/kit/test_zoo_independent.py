@@ -363,6 +363,12 @@ def _live_v6(entry: Any) -> None:
     assert not _rejected(outcome), "the wrong type was rejected: the V6 bug is dead"
 
 
+def _live_string_as_number(entry: Any) -> None:
+    schema = {"type": "object", "properties": {"x": {"type": "number"}}}
+    outcome = _outcome_of(entry, _registry(("t", schema)), _call("t", {"x": "7"}))
+    assert not _rejected(outcome), "a string was rejected for a number: the V6 bug is dead"
+
+
 def _live_cross_registry_required(entry: Any) -> None:
     strict = {"type": "object", "required": ["q"]}
     _outcome_of(entry, _registry(("t", strict)), _call("t", {"q": "x"}))
@@ -516,6 +522,7 @@ LIVE: dict[str, Callable[[Any], None]] = {
     "IntegersLimitedTo64Bits": _live_v1(
         {"type": "object", "properties": {"n": {"type": "integer"}}}, {"n": 2**64}
     ),
+    "NumberCheckOnlyRulesOutBools": _live_string_as_number,
     "NumberViaFloat": _live_v1(
         {"type": "object", "properties": {"n": {"type": "number"}}}, {"n": 10**400}
     ),

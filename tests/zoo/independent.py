@@ -185,6 +185,19 @@ class IntegersLimitedTo64Bits(ZooExecutor):
         return super().type_matches(value, type_name)
 
 
+class NumberCheckOnlyRulesOutBools(ZooExecutor):
+    """Checks ``number`` as "anything but a bool" (the guard a bool-is-an-int fix leaves behind
+    when its ``isinstance(value, (int, float))`` half is dropped): ``"7"`` and ``null`` pass as
+    numbers (V6)."""
+
+    VIOLATES: ClassVar[tuple[str, ...]] = ("V6",)
+
+    def type_matches(self, value: object, type_name: str) -> bool:
+        if type_name == "number":
+            return not isinstance(value, bool)
+        return super().type_matches(value, type_name)
+
+
 class NumberViaFloat(ZooExecutor):
     """Checks ``number``/``integer`` with ``math.isfinite(float(value))`` and rejects on
     ``OverflowError``: an integer beyond float range (``10**400``) is a valid JSON number,
