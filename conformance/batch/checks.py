@@ -38,7 +38,10 @@ def check_B1(trial: Trial, schedule: Schedule) -> None:
     count = len(schedule.calls)
     if run.hung and not run.cancelled and not _stopped(run):
         raise BatchViolation(
-            "execute_batch never returned, though every handler had ended",
+            "execute_batch never returned, though every handler had ended"
+            if not run.broke_off
+            else "execute_batch never returned once every gate was open (its event loop never "
+            "went quiet: a livelock)",
             expected="a tuple of outcomes",
             actual="no answer after every gate opened",
         )

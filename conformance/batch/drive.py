@@ -11,12 +11,13 @@ always finishes; what it returned or raised, the journal's records and the trace
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.batch.harness import Call, Harness, Journal
+from conformance.batch.harness import Call, Harness, Journal, Unsettled
 from polyloop import Action, ActionOutcome, RegistryExecutor
 
 __all__ = ["Oracles", "Run", "Schedule", "Snapshot", "drive", "make_executor"]
@@ -96,6 +97,9 @@ class Run:
     handler_raised: dict[int, BaseException] = field(default_factory=dict)
     foreign: bool = False
     cancelled: bool = False
+    broke_off: bool = False
+    """The loop never went quiet and the executor never ended once every gate was open: the
+    schedule was broken off, so `snapshots` is a prefix of it (and the run is `hung`)."""
 
     def entered(self) -> set[int]:
         return {ident for event, ident in self.trace if event == "enter"}
@@ -238,26 +242,13 @@ async def drive(
         task.cancel()
 
     try:
-        await point(0)
-        for step, ident in enumerate(schedule.order):
+        try:
+            await _play(schedule, task, harness, touch, point, cancel)
+        except Unsettled:
             touch()
-            if task.done():
-                break
-            if step == schedule.cancel_at:
-                cancel()
-                await point(step)
-                if schedule.cancel_twice and not task.done():
-                    cancel()
-                    await point(step)
-            harness.open(ident)
-            await point(step + 1)
-        late = schedule.cancel_at is not None and schedule.cancel_at >= len(schedule.order)
-        if late and not task.done():
-            cancel()
-            await point(len(schedule.order))
-        touch()
-        harness.open_all(count)
-        await point(len(schedule.order) + 1)
+            if await _finishes(task, harness, count, touch, deadline):
+                raise  # it polls while it waits, and ends: inconclusive, never failed
+            run.broke_off = True  # every gate open, and it neither ends nor goes quiet
         if not task.done() and harness.foreign:
             await asyncio.wait({task}, timeout=deadline)  # threads finish in their own time
             await harness.settle()
@@ -274,6 +265,60 @@ async def drive(
             task.cancel()
     _collect(run, harness, journal)
     return run
+
+
+async def _play(
+    schedule: Schedule,
+    task: asyncio.Future[Any],
+    harness: Harness,
+    touch: Callable[[], None],
+    point: Callable[[int], Awaitable[None]],
+    cancel: Callable[[], None],
+) -> None:
+    """Open the gates in the schedule's order, cancelling where it says, with a settled point
+    after each step; then open every gate."""
+    await point(0)
+    for step, ident in enumerate(schedule.order):
+        touch()
+        if task.done():
+            break
+        if step == schedule.cancel_at:
+            cancel()
+            await point(step)
+            if schedule.cancel_twice and not task.done():
+                cancel()
+                await point(step)
+        harness.open(ident)
+        await point(step + 1)
+    late = schedule.cancel_at is not None and schedule.cancel_at >= len(schedule.order)
+    if late and not task.done():
+        cancel()
+        await point(len(schedule.order))
+    touch()
+    harness.open_all(len(schedule.calls))
+    await point(len(schedule.order) + 1)
+
+
+async def _finishes(
+    task: asyncio.Future[Any],
+    harness: Harness,
+    count: int,
+    touch: Callable[[], None],
+    deadline: float,
+) -> bool:
+    """Whether a batch whose loop never went quiet ends once every gate is open.
+
+    Busy polling while a handler waits at its gate is correct, so a loop that never goes quiet
+    proves nothing by itself. With every gate open a correct executor's handlers end and it
+    returns; one that still neither returns nor lets the loop go quiet within `settle`'s turns
+    (or, with threads of its own, within the deadline) never will: B1 judges it hung."""
+    harness.open_all(count)
+    with contextlib.suppress(Unsettled):
+        await harness.settle()
+    if not task.done() and harness.foreign:
+        touch()
+        await asyncio.wait({task}, timeout=deadline)
+    return task.done()
 
 
 def _collect(run: Run, harness: Harness, journal: Journal | None) -> None:

@@ -13,6 +13,7 @@ profile at seeds 0, 1, 2, 3, 5 and 8. A correct executor that fails is the kit's
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import os
 import sys
@@ -21,13 +22,13 @@ from typing import Any
 
 import pytest
 from _verdicts import assert_fails_exactly
-from zoo.batch import BROKEN_BATCH, REALISTIC
+from zoo.batch import BROKEN_BATCH, REALISTIC, NeverEndsABatch
 from zoo.batch_base import ZooBatch
-from zoo.batch_unusual import UNUSUAL_BATCH, ThreadOffloading
+from zoo.batch_unusual import UNUSUAL_BATCH, BusyPolls, ThreadOffloading
 
 from conformance.batch import BATCH_CLAUSES
 from conformance.engine import _certify, certify
-from polyloop import RegistryBatchExecutor
+from polyloop import Action, RegistryBatchExecutor, ToolCall, ToolRegistry, ToolSpec
 
 SEED = 0
 EXTRA_SEEDS = (1, 2, 3, 5, 8)
@@ -119,7 +120,7 @@ def _certifies(target: Any, seed: int, examples: int | None) -> None:
     assert {r.id for r in report.results} == set(BATCH_CLAUSES)
     assert report.passed, report.to_text()
     skipped = [r for r in report.results if r.status == "skipped"]
-    if target is not ThreadOffloading:
+    if target not in (ThreadOffloading, BusyPolls):
         assert not skipped, report.to_text()
     for result in skipped:
         assert (result.message or "").startswith("inconclusive: "), result.message
@@ -137,3 +138,35 @@ def test_correct_batch_executor_certifies_B1_to_B18_under_ci_at_six_seeds(
     target: Any, seed: int
 ) -> None:
     _certifies(target, seed, None)
+
+
+async def _echo(arguments: dict[str, Any]) -> str:
+    return "ok"
+
+
+def test_B1_a_batch_that_never_ends_is_live_without_the_kit() -> None:
+    """`NeverEndsABatch`'s bug is real: a one-call batch returns, a batch of two never does
+    (its loop stays busy, so the kit must tell it from a busy-polling executor)."""
+    registry = ToolRegistry(
+        [ToolSpec(name="t", description="d", parameters={"type": "object"}, handler=_echo)]
+    )
+    call = Action(tool_call=ToolCall(name="t", arguments={}))
+
+    async def run() -> None:
+        executor = NeverEndsABatch(registry, max_concurrency=2)
+        assert len(await executor.execute_batch([call])) == 1
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(executor.execute_batch([call, call]), 0.5)
+
+    asyncio.run(run())
+
+
+def test_B1_a_busy_polling_executor_is_inconclusive_mid_way_never_hung() -> None:
+    """The other side of the livelock rule: `BusyPolls` is never quiet while a handler waits
+    at its gate, yet ends once every gate is open, so B1 is passed or skipped, never failed."""
+    report = certify(BusyPolls, only=["B1", "B2"], level="strict", profile="ci", seed=0)
+    assert report.passed, report.to_text()
+    for result in report.results:
+        assert result.status in ("passed", "skipped"), report.to_text()
+        if result.status == "skipped":
+            assert (result.message or "").startswith("inconclusive: "), result.message

@@ -36,6 +36,24 @@ class ReturnsAList(ZooBatch):
         return list(await super().execute_batch(actions, journal))
 
 
+class NeverEndsABatch(ZooBatch):
+    """Runs every handler of a batch of two or more calls, then keeps its event loop busy and
+    never returns, as `polyloop/batch.py` does with `_commit_ready`'s ``index + 1`` turned into
+    ``index + 0``: a livelock, not a blocked loop. B1 (one outcome per call) and B13 (a batch
+    stopped by an environment error still returns its outcomes)."""
+
+    VIOLATES = ("B1", "B13")
+
+    async def execute_batch(
+        self, actions: Sequence[Action], journal: Any = None
+    ) -> tuple[ActionOutcome, ...]:
+        outcomes = await super().execute_batch(actions, journal)
+        if len(outcomes) < 2:
+            return outcomes
+        while True:
+            await asyncio.sleep(0)
+
+
 class RaisesWithNothingToStopIt(ZooBatch):
     """With a journal, records each call as started and then skips it, as if a stop had come
     (an inverted stop test after `started`); building the "not run" text then finds no stop,
@@ -728,6 +746,7 @@ class MissingSyntheticResults(ZooBatch):
 
 BROKEN_BATCH: tuple[type[ZooBatch], ...] = (
     ReturnsAList,
+    NeverEndsABatch,
     RaisesWithNothingToStopIt,
     ReturnsCompletionOrder,
     CommitsInCompletionOrder,

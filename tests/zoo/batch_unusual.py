@@ -89,6 +89,28 @@ class SlowJournal(ZooBatch):
         )
 
 
+class _Polls(_Batch):
+    async def wait(self) -> None:
+        # Busy polling: the loop never goes quiet while a handler waits at its gate.
+        while not self.wake.is_set():
+            try:
+                await asyncio.sleep(0)
+            except asyncio.CancelledError:
+                if self.stop in (None, "env"):
+                    self.stop = "cancel"
+                self.cancel_running()
+                break
+        self.wake.clear()
+
+
+class BusyPolls(ZooBatch):
+    """Waits for its running calls by polling (``await asyncio.sleep(0)`` in a loop) instead of
+    awaiting an event: correct, and never quiet while a handler waits, so the kit cannot judge a
+    schedule mid-way (inconclusive), and must not call it hung."""
+
+    BATCH = _Polls
+
+
 class ThreadOffloading(ZooBatch):
     """Runs each call's ``execute`` on a thread of its own, on an event loop of its own; a
     cancellation is forwarded to that loop and the thread awaited."""
@@ -178,6 +200,7 @@ UNUSUAL_BATCH: tuple[type, ...] = (
     SemaphorePool,
     SlowJournal,
     ThreadOffloading,
+    BusyPolls,
     RoutesOnWorkerThreads,
     WrapsRegistryBatchExecutor,
 )
