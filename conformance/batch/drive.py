@@ -249,7 +249,7 @@ async def drive(
             if await _finishes(task, harness, count, touch, deadline):
                 raise  # it polls while it waits, and ends: inconclusive, never failed
             run.broke_off = True  # every gate open, and it neither ends nor goes quiet
-        if not task.done() and harness.foreign:
+        if not task.done() and harness.foreign and not run.broke_off:
             await asyncio.wait({task}, timeout=deadline)  # threads finish in their own time
             await harness.settle()
         if task.done():
