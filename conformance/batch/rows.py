@@ -34,8 +34,11 @@ B5 core: Outcomes never depend on timing
     or duration.
 
 B6 core: Only concurrency-safe calls overlap; exclusive calls run alone
-    Two handlers overlap only if both calls are concurrency-safe. An exclusive call is entered
-    only after every earlier call settled, and no later call is entered before it settles.
+    Two handlers overlap only if both calls are concurrency-safe. A call is concurrency-safe
+    when its spec's concurrency_safe is exactly True, or a callable that returns exactly True
+    for its arguments; any other answer, a callable that raises, or completes_run=True makes
+    it exclusive. An exclusive call is entered only after every earlier call settled, and no
+    later call is entered before it settles.
 
 B7 core: At most max_concurrency handlers run
     At no moment do more than max_concurrency handlers of one batch run; with max_concurrency=1
@@ -73,8 +76,10 @@ B13 core: ENV_ERROR stops the batch; running calls finish
 B14 core: Cancellation drains started calls and commits every call
     On cancellation nothing is entered afterwards; running handlers are cancelled and awaited
     however often the batch is cancelled; calls not entered get a synthetic NOT_EXECUTED "not
-    run" sentence, finished calls keep their outcome, calls ended by the cancellation a
-    synthetic ENV_ERROR "interrupted" sentence that differs from it (the executor's own words;
+    run" sentence; a call that ends by returning or by an ordinary exception keeps its own
+    E3-E5 outcome, even when the cancellation had reached it (a handler may catch it and
+    return); a call ended by the cancellation gets a synthetic ENV_ERROR "interrupted" sentence
+    that differs from the "not run" one (the executor's own words;
     polyloop's choice: "not run: the batch was cancelled", "interrupted while running; its
     effects are unknown"); then a CancelledError (any) is raised, never swallowed, and no task
     the batch created outlives it.
