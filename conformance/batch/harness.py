@@ -406,13 +406,14 @@ class Harness:
         asyncio has no "wait until every task is blocked", so this yields until the loop's
         ready queue stays empty for a few turns in a row. Timers the executor set that are
         about to fire are waited for (a timer is the executor's own work); a trace that stays
-        the same over a few of them counts as quiet. A thread started since the harness was
+        the same over a few of them in a row counts as quiet. A thread started since the harness was
         made is quiet only while every handler it runs waits at its gate (one that runs
         handlers on threads is waited for until each has parked or ended). `Unsettled` after
         `limit` turns: the example is then inconclusive, never failed."""
         loop = self.loop
         quiet = 0
         idle_timers = 0
+        seen = len(self.trace)
         for _ in range(limit):
             await asyncio.sleep(0)
             if self._threads_busy():
@@ -424,10 +425,11 @@ class Harness:
                 quiet = 0
                 continue
             soon = self._next_timer()
+            if soon is not None and len(self.trace) != seen:
+                idle_timers, seen = 0, len(self.trace)  # its timers did something since
             if soon is not None and idle_timers < 3:
-                before = len(self.trace)
                 await asyncio.sleep(soon)
-                idle_timers = idle_timers + 1 if len(self.trace) == before else 0
+                idle_timers += 1
                 quiet = 0
                 continue
             quiet += 1

@@ -60,6 +60,10 @@ def _factory(target: Any) -> Any:
     return target
 
 
+NEVER_QUIET = (ThreadOffloading, BusyPolls, "specificity.correct_batch.indep_busy_poller")
+"""Correct executors whose loop is not quiet while a handler waits (threads, busy polling): the
+kit may find their schedules inconclusive (clauses skipped), never failed."""
+
 CORRECT: list[Any] = [
     pytest.param(RegistryBatchExecutor, id="RegistryBatchExecutor"),
     *(pytest.param(cls, id=cls.__name__) for cls in UNUSUAL_BATCH),
@@ -87,7 +91,7 @@ def test_the_realistic_batch_zoo_is_big_enough_and_says_where_each_bug_comes_fro
 
 
 def test_the_independent_batch_executors_are_there() -> None:
-    assert len(_independent()) >= 9  # three before issue 30, six written from the contract for it
+    assert len(_independent()) >= 11  # 3 before issue 30, 6 written for it, 2 that poll or tick
 
 
 @pytest.mark.parametrize("broken", BROKEN_BATCH, ids=zoo_id)
@@ -125,7 +129,7 @@ def _certifies(target: Any, seed: int, examples: int | None) -> None:
     assert {r.id for r in report.results} == set(BATCH_CLAUSES)
     assert report.passed, report.to_text()
     skipped = [r for r in report.results if r.status == "skipped"]
-    if target not in (ThreadOffloading, BusyPolls):
+    if target not in NEVER_QUIET:
         assert not skipped, report.to_text()
     for result in skipped:
         assert (result.message or "").startswith("inconclusive: "), result.message
