@@ -4,7 +4,7 @@ certifies every correct batch executor.
 Broken ones (`zoo.batch`) are certified on their own clauses under ``ci`` at seed 0. Correct
 ones (polyloop's `RegistryBatchExecutor`, `zoo.batch_unusual`, and the independently written
 ``specificity/correct_batch/``) are certified on B1-B18 at seed 0 with ten examples per
-clause (thirty schedules: the B clauses run three times the count) in the default suite; with
+clause (twenty schedules: the B clauses run twice the count) in the default suite; with
 ``POLYLOOP_SPECIFICITY_SEEDS=1`` (tox -e specificity-seeds, on 3.11) under the full ``ci``
 profile at seeds 0, 1, 2, 3, 5 and 8. A correct executor that fails is the kit's worst failure
 (a false verdict); one that offloads handlers to threads, or busy-polls, may see clauses
