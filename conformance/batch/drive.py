@@ -242,16 +242,25 @@ async def drive(
         task.cancel()
 
     try:
+        unsettled: Unsettled | None = None
         try:
             await _play(schedule, task, harness, touch, point, cancel)
-        except Unsettled:
+        except Unsettled as error:
+            # Busy polling while a handler waits at its gate is correct: open every gate, and
+            # a correct executor ends (the example is then inconclusive, never failed).
+            unsettled = error
+            harness.open_all(count)
+            with contextlib.suppress(Unsettled):
+                await harness.settle()
+        if not task.done() and harness.foreign:
             touch()
-            if await _finishes(task, harness, count, touch, deadline):
-                raise  # it polls while it waits, and ends: inconclusive, never failed
-            run.broke_off = True  # every gate open, and it neither ends nor goes quiet
-        if not task.done() and harness.foreign and not run.broke_off:
             await asyncio.wait({task}, timeout=deadline)  # threads finish in their own time
-            await harness.settle()
+            if unsettled is None:
+                await harness.settle()
+        if unsettled is not None:
+            if task.done():
+                raise unsettled
+            run.broke_off = True  # every gate open, and it neither ends nor goes quiet: B1
         if task.done():
             run.running_at_end = frozenset(_running_when_done(harness.trace))
             run.returned, run.raised = result_of(task)
@@ -297,28 +306,6 @@ async def _play(
     touch()
     harness.open_all(len(schedule.calls))
     await point(len(schedule.order) + 1)
-
-
-async def _finishes(
-    task: asyncio.Future[Any],
-    harness: Harness,
-    count: int,
-    touch: Callable[[], None],
-    deadline: float,
-) -> bool:
-    """Whether a batch whose loop never went quiet ends once every gate is open.
-
-    Busy polling while a handler waits at its gate is correct, so a loop that never goes quiet
-    proves nothing by itself. With every gate open a correct executor's handlers end and it
-    returns; one that still neither returns nor lets the loop go quiet within `settle`'s turns
-    (or, with threads of its own, within the deadline) never will: B1 judges it hung."""
-    harness.open_all(count)
-    with contextlib.suppress(Unsettled):
-        await harness.settle()
-    if not task.done() and harness.foreign:
-        touch()
-        await asyncio.wait({task}, timeout=deadline)
-    return task.done()
 
 
 def _collect(run: Run, harness: Harness, journal: Journal | None) -> None:

@@ -406,10 +406,10 @@ class Harness:
         asyncio has no "wait until every task is blocked", so this yields until the loop's
         ready queue stays empty for a few turns in a row. Timers the executor set that are
         about to fire are waited for (a timer is the executor's own work); a trace that stays
-        the same over a few of them in a row counts as quiet. A thread started since the harness was
-        made is quiet only while every handler it runs waits at its gate (one that runs
-        handlers on threads is waited for until each has parked or ended). `Unsettled` after
-        `limit` turns: the example is then inconclusive, never failed."""
+        the same over a few of them in a row counts as quiet. A thread started since the
+        harness was made is quiet only while every handler it runs waits at its gate (one that
+        runs handlers on threads is waited for until each has parked or ended). `Unsettled`
+        after `limit` turns: the example is then inconclusive, never failed."""
         loop = self.loop
         quiet = 0
         idle_timers = 0
