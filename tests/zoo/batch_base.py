@@ -281,10 +281,14 @@ class _Batch:
         try:
             await self.wake.wait()
         except asyncio.CancelledError:
-            if self.stop in (None, "env"):
-                self.stop = "cancel"
-            self.cancel_running()
+            self.cancelled_while_waiting()
         self.wake.clear()
+
+    def cancelled_while_waiting(self) -> None:
+        """B14: the batch was cancelled from outside; cancel the running handlers."""
+        if self.stop in (None, "env"):
+            self.stop = "cancel"
+        self.cancel_running()
 
     async def drain(self) -> None:
         self.cancel_running()

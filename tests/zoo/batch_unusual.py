@@ -96,9 +96,7 @@ class _Polls(_Batch):
             try:
                 await asyncio.sleep(0)
             except asyncio.CancelledError:
-                if self.stop in (None, "env"):
-                    self.stop = "cancel"
-                self.cancel_running()
+                self.cancelled_while_waiting()
                 break
         self.wake.clear()
 
