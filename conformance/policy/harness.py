@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import copy
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -232,10 +232,16 @@ class Recorder:
             if e == event and s == stage and (position is None or p == position)
         )
 
-    def _enter(self, stage: str, position: int, call: object) -> None:
+    @contextlib.contextmanager
+    def _stage(self, stage: str, position: int, call: object) -> Iterator[None]:
+        """Trace one stage's run from its call to its end, however it ends."""
         self.trace.append(("call", stage, position))
         if stage != "handler":
             self.seen.append((stage, position, call))
+        try:
+            yield
+        finally:
+            self.trace.append(("end", stage, position))
 
     async def hold(self, stage: str, position: int) -> None:
         """Wait at a gate of this stage and position until `play` opens it; when the call is
@@ -271,8 +277,7 @@ class Recorder:
         reason = self.stack.reason(position)
 
         async def decider(call: ToolCall) -> object:
-            self._enter("decide", position, call)
-            try:
+            with self._stage("decide", position, call):
                 await self.hold("decide", position)
                 if self.lenient:
                     return Verdict(decision=Decision.ALLOW, reason="later call")
@@ -285,26 +290,20 @@ class Recorder:
                 if kind == "abstain":
                     return None
                 return Verdict(decision=Decision[kind.upper()], reason=reason)
-            finally:
-                self.trace.append(("end", "decide", position))
 
         return decider
 
     async def _approver(self, call: ToolCall, reasons: tuple[str, ...]) -> object:
-        self._enter("approve", 0, call)
-        self.reasons_seen.append(reasons)
-        try:
+        with self._stage("approve", 0, call):
+            self.reasons_seen.append(reasons)
             await self.hold("approve", 0)
             if self.stack.approver == "raise":
                 raise ApproverFault(f"approver failed on {SECRET}")
             return APPROVALS[self.stack.approver]
-        finally:
-            self.trace.append(("end", "approve", 0))
 
     def _wrapper(self, position: int, kind: str) -> Callable[..., Any]:
         async def wrapper(call: ToolCall, proceed: Callable[[], Any]) -> object:
-            self._enter("wrap", position, call)
-            try:
+            with self._stage("wrap", position, call):
                 await self.hold("wrap", position)
                 if kind == "short":
                     return f"short-{position}"
@@ -328,39 +327,25 @@ class Recorder:
                     if self.schedule.swallow:
                         return f"swallowed-{position}"
                     raise
-            finally:
-                self.trace.append(("end", "wrap", position))
 
         return wrapper
 
     def _post(self, position: int, kind: str) -> Callable[..., Any]:
         async def post(call: ToolCall, observation: str) -> object:
-            self._enter("post", position, call)
-            self.post_inputs.append((position, observation))
-            try:
+            with self._stage("post", position, call):
+                self.post_inputs.append((position, observation))
                 await self.hold("post", position)
                 if kind == "raise":
                     raise PostFault(f"redaction failed on {SECRET}")
                 if kind == "nonstr":
                     return 5
                 return f"{observation}|p{position}"
-            finally:
-                self.trace.append(("end", "post", position))
 
         return post
 
     async def handler(self, arguments: Any) -> Any:
-        self._enter("handler", 0, None)
-        try:
-            self.handler_args.append(copy.deepcopy(arguments))
-        except Exception:
-            self.handler_args.append(arguments)
-        try:
-            arguments["mutated"] = True
-            arguments["tags"].append("mutated")
-        except Exception as exc:
-            self.handler_problems.append(f"could not mutate its arguments ({type(exc).__name__})")
-        try:
+        with self._stage("handler", 0, None):
+            self._keep_and_mutate(arguments)
             await self.hold("handler", 0)
             kind, ident = self.stack.handler, self.stack.ident
             if kind == "raise":
@@ -370,8 +355,19 @@ class Recorder:
             if kind == "nonstr":
                 return 42
             return f"handler-out:{ident}"
-        finally:
-            self.trace.append(("end", "handler", 0))
+
+    def _keep_and_mutate(self, arguments: Any) -> None:
+        """Keep a copy of the arguments the handler was given, then change them in place, as a
+        careless handler would (P7 judges where that change shows)."""
+        try:
+            self.handler_args.append(copy.deepcopy(arguments))
+        except Exception:
+            self.handler_args.append(arguments)
+        try:
+            arguments["mutated"] = True
+            arguments["tags"].append("mutated")
+        except Exception as exc:
+            self.handler_problems.append(f"could not mutate its arguments ({type(exc).__name__})")
 
     async def other(self, arguments: Any) -> str:
         self.other_entered += 1
