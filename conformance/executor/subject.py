@@ -22,7 +22,7 @@ from conformance._core.subject import RunSpec, Subject, SubjectDefaults, Watched
 from conformance.executor.oracle import UnresolvedReference
 from conformance.executor.rows import ROWS
 from conformance.executor.runner import Trial
-from conformance.executor.search import no_scenario, search_clause
+from conformance.executor.search import clause_settings, no_scenario, search_clause
 from polyloop import ToolRegistry
 
 if TYPE_CHECKING:
@@ -141,10 +141,9 @@ class ExecutorSubject(SubjectDefaults):
             if missing is not None:
                 return ClauseOutcome(verdict=ClauseStatus.SKIPPED, examples=0, message=missing)
         trial.trial.cancellations = trial.trial.judged = 0
+        settings = clause_settings(spec.settings)
         try:
-            return search_clause(
-                prop, trial.source, trial.trial, spec.settings, spec.seed, spec.name
-            )
+            return search_clause(prop, trial.source, trial.trial, settings, spec.seed, spec.name)
         except UnresolvedReference as exc:  # a schema the kit refuses to resolve: not a kit bug
             return ClauseOutcome(verdict=ClauseStatus.ERROR, examples=0, message=str(exc))
 

@@ -55,7 +55,8 @@ def test_reference_executor_passes_strict_white_box_on_the_ci_profile() -> None:
     assert statuses(report) == dict.fromkeys(STRICT, "pass"), report.to_text()
     assert report.passed and report.exit_status() == 0
     assert report.mode == "white-box" and report.seed == 0 and report.profile == "ci"
-    assert all(result.examples >= 40 for result in report.results), report.to_text()
+    # A V/E clause generates three fifths of the profile's 50 examples, its traps besides.
+    assert all(result.examples >= 30 for result in report.results), report.to_text()
     assert_valid_report(report)
 
 
@@ -342,3 +343,17 @@ def test_a_fast_profile_report_validates_against_the_schema() -> None:
     report = certify(lambda registry: registry.executor(), only=["E1"], profile="fast", seed=0)
     assert report.profile == "fast" and report.passed
     assert_valid_report(report)
+
+
+def test_a_VE_clause_generates_three_fifths_of_the_profiles_examples() -> None:
+    """30 at ``ci``, at least one however few are asked for, and still the kit's own settings
+    class (which keeps Hypothesis from drawing the target's constants)."""
+    from conformance._core import hypo
+    from conformance.executor.search import clause_settings
+
+    ci = hypo.run_settings(hypo.profile_settings("ci"))
+    assert clause_settings(ci).max_examples == 30
+    assert clause_settings(type(ci)(ci, max_examples=1)).max_examples == 1
+    assert clause_settings(type(ci)(ci, max_examples=1000)).max_examples == 600
+    assert type(clause_settings(ci)) is type(ci) is hypo.KitSettings
+    assert clause_settings(ci).derandomize and clause_settings(ci).deadline == ci.deadline
