@@ -26,6 +26,7 @@ __all__ = [
     "profile",
     "profile_settings",
     "run_settings",
+    "share_of",
 ]
 
 DEFAULT_PROFILE = "ci"
@@ -126,6 +127,13 @@ def run_settings(parent: settings | None, **overrides: Any) -> settings:
     return KitSettings(
         parent, verbosity=Verbosity.quiet, report_multiple_bugs=False, deadline=None, **overrides
     )
+
+
+def share_of(run: settings, times: int, parts: int = 1) -> settings:
+    """`run` with `times`/`parts` of its examples (at least one), in its own settings class:
+    how a subject scales the profile's count (``--examples`` included) to its clauses."""
+    examples = max(1, run.max_examples * times // parts)
+    return type(run)(run, max_examples=examples)
 
 
 def _without_local_constants() -> None:

@@ -138,9 +138,7 @@ zoo entry at ``ci`` seed 0 is the same at 30 as at 50."""
 
 def clause_settings(settings: hypothesis.settings) -> hypothesis.settings:
     """`settings` with the share of its examples one V/E clause generates (at least one)."""
-    times, parts = EXAMPLES_SHARE
-    examples = max(1, settings.max_examples * times // parts)
-    return type(settings)(settings, max_examples=examples)
+    return hypo.share_of(settings, *EXAMPLES_SHARE)
 
 
 def search_clause(

@@ -14,6 +14,7 @@ from typing import Any
 import hypothesis
 import hypothesis.errors
 
+from conformance._core import hypo
 from conformance._core.capture import OutputCapture
 from conformance._core.deadline import DeadlineRunner, judged_job
 from conformance._core.limits import GRACE
@@ -103,7 +104,7 @@ def search_policy_clause(
     label: str,
 ) -> ClauseOutcome:
     """Run one policy clause's property under Hypothesis and say what it concluded."""
-    more = type(settings)(settings, max_examples=settings.max_examples * EXAMPLES_FACTOR)
+    more = hypo.share_of(settings, EXAMPLES_FACTOR)
     state, exc = run_search(
         lambda case: trial.check(prop, case),
         prop.cases(),
