@@ -421,6 +421,37 @@ def test_batch_equivalent_list_reads_survivor_entries_with_reasons(tmp_path: Pat
     )
 
 
+def test_batch_out_of_reach_mutants_are_another_python_s(tmp_path: Path) -> None:
+    """The batch section's out-of-reach mutants differ only on another Python than the
+    harness's: its list says so, not the recovery subject's conditions (a power loss, ...)."""
+    listed = {"u": {"reason": "3.12+ only", "kind": "unreachable"}}
+    results = {"u": b_verdicts("survived", "survived"), "a": b_verdicts("killed", "killed")}
+    path = tmp_path / "detection.md"
+    assert (
+        write_batch(path, [batch_mutant("u"), batch_mutant("a")], results, equivalents=listed) == []
+    )
+    text = section(path.read_text(), "batch")
+    assert "| kit alone | scheduling path (1) | 1 |" in text
+    assert "only under a Python other than the 3.11 the harness judges on" in text
+    assert "a power loss" not in text and "Reason: 3.12+ only (tests: survived)" in text
+    write(tmp_path, [mutant("u")], {"u": verdicts("survived", "killed")}, equivalents=listed)
+    assert "a power loss" in (tmp_path / "detection.md").read_text()
+
+
+def test_batch_subject_keeps_the_policy_code_the_policy_subject_never_mutates() -> None:
+    """Unlike the executor's policy stages (`POLICY_OWNED`), nothing of polyloop/batch.py is
+    left to the policy subject: it mutates tools.py and policy.py only and certifies a plain
+    executor (P11 is skipped there), so it would judge none of the batch's deciding code. Those
+    mutants stay in the batch subject's population, listed as survivors with their reason."""
+    batch, policy = SUBJECTS["batch"], SUBJECTS["policy"]
+    assert batch.left_to is None and batch.population is None
+    assert "polyloop/batch.py" not in policy.modules
+    assert policy.population is not None and "polyloop/batch.py" not in policy.population
+    assert policy.target == "policy_factory"
+    assert "_Batch._deciding_busy" in BATCH_PATH_FUNCTIONS["polyloop/batch.py"]
+    assert {"_Batch._decide_all", "_Batch._attempt_chain"} <= BATCH_OFF_PATH["polyloop/batch.py"]
+
+
 def test_batch_path_functions_name_real_functions_of_batch_py() -> None:
     """Every name on the scheduling path (and off it) is a function of polyloop/batch.py, and
     every function there is classified: a renamed or new function fails this test."""
