@@ -491,6 +491,9 @@ def traps() -> dict[str, list[Scenario]]:
     ]
     return {
         "E1": [trap(Action(code=code)) for code in edges.CODE_LIKE_CALLS],
+        # One call per kind of rejection, and arguments that are a list, not an object
+        # (pydantic-ai raises TypeError out of its tool call on those).
+        "E2": [trap(action) for action in (*_REJECTED, _call("count", ["n", 7]))],
         "E4": [
             trap(_call("search", {"q": "x"}), RaiseError(kind=kind, message="x"))
             for kind in (
