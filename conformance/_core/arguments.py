@@ -221,11 +221,10 @@ def _typed_values(name: str, node: Mapping[str, Any], depth: int) -> st.SearchSt
     if name == "array":
         items = node.get("items")
         fewest = int(_number(node, "minItems") or 0)
-        return st.lists(
-            _own_values(items if isinstance(items, Mapping) else {}, depth + 1),
-            min_size=fewest,
-            max_size=max(fewest, 3),
-        )
+        element = _own_values(items if isinstance(items, Mapping) else {}, depth + 1)
+        if element.is_empty:  # no item fits: only the empty array does, if it may be empty
+            return st.just([]) if fewest == 0 else st.nothing()
+        return st.lists(element, min_size=fewest, max_size=max(fewest, 3))
     return _object_values(node, depth)
 
 
