@@ -68,9 +68,10 @@ def _set_up_problem(results: Iterable[ClauseResult]) -> str | None:
     for r in ran:
         if r.message and r.message.startswith(_KIT_FAILED):
             detail = r.message.removeprefix(_KIT_FAILED)
+            again = f"; reproduce: {r.reproduce}" if r.reproduce else ""
             return (
                 f"the kit failed while checking {r.id} (a bug in the kit, please report it "
-                f"with this line and the reproduce command): {detail}"
+                f"with this line): {detail}{again}"
             )
     factory = [r for r in ran if r.message and r.message.startswith(_FACTORY_FAILED)]
     if ran and len(factory) == len(ran) and all(r.status in ("error", "xfail") for r in ran):

@@ -207,6 +207,10 @@ def test_9_a_kit_defect_is_one_set_up_error(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(engine, "_search_clause", broken)
     with pytest.raises(SetUpError, match=r"the kit failed while checking E1 \(a bug in the kit"):
         certify(RegistryExecutor, only=["E1", "E2"], profile="quick")
+    # A random seed is lost with the report that is never printed: the line names it.
+    with pytest.raises(SetUpError) as raised:
+        certify(RegistryExecutor, only=["E1"], profile="quick", seed=1234)
+    assert str(raised.value).endswith("--profile quick --seed 1234 --only E1"), raised.value
 
 
 # --- 11: a black-box run that checked nothing does not pass ----------------------------------
