@@ -491,9 +491,7 @@ def traps() -> dict[str, list[Scenario]]:
     ]
     return {
         "E1": [trap(Action(code=code)) for code in edges.CODE_LIKE_CALLS],
-        # One call per kind of rejection, and arguments that are a list, not an object
-        # (pydantic-ai raises TypeError out of its tool call on those).
-        "E2": [trap(action) for action in (*_REJECTED, _call("count", ["n", 7]))],
+        "E2": _e2_traps(),
         "E4": [
             trap(_call("search", {"q": "x"}), RaiseError(kind=kind, message="x"))
             for kind in (
@@ -563,6 +561,15 @@ def traps() -> dict[str, list[Scenario]]:
             trap(Action(code="print(1)")),
         ],
     }
+
+
+def _e2_traps() -> list[Scenario]:
+    """One call per kind of rejection: first those only their schema rejects (a counterexample
+    then keeps its schema), then arguments that are not an object, null and a list (pydantic-ai
+    raises TypeError out of its tool call on a list)."""
+    required, closed, typed, not_a_mapping = (*_REJECTED[1:], _REJECTED[0])
+    listed = _call("count", ["n", 7])
+    return [trap(action) for action in (required, closed, typed, not_a_mapping, listed)]
 
 
 def _e11_traps() -> list[Scenario]:
