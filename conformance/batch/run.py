@@ -18,8 +18,8 @@ EXAMPLES_FACTOR = 2
 """A B clause runs this many times the profile's (or ``--examples``) count: a schedule costs
 milliseconds, and interleavings are a larger space than one call's inputs. Three gave the same
 verdict as two on each of the 551 mutants of the batch mutation run (docs/detection.md) and on
-every zoo entry, at a third more time; at one and a half, two of them survive the kit that
-two kills (a kit-only run, 8.9 min)."""
+every zoo entry, at a third more time; at one and a half, two mutants the kit kills at two
+survive (a kit-only run, 8.9 min)."""
 
 
 def batch_outcome(
