@@ -19,7 +19,7 @@ import platform
 import random
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from conformance import catalog, subjects
@@ -177,12 +177,8 @@ class _View:
 class _Run:
     """One certification's checked arguments and the machinery they set up."""
 
-    name: str
-    mode: str
-    level: str
-    profile: str
-    seed: int
-    deadline: float
+    spec: RunSpec
+    """The run's settings, with the target as given (each view has its own, adapted)."""
     reasons: Mapping[str, str]
     subject: Subject
     views: Mapping[str, _View]
@@ -333,7 +329,7 @@ def _stuck_note(run: _Run, clause_id: str) -> str:
     """Defect 9.4: say that the kit changed event loops, and what that means for the rest."""
     what = (
         "the factory builds a fresh executor for each later example"
-        if run.mode == "white-box"
+        if run.spec.mode == "white-box"
         else "later clauses are not charged to this executor (reported error)"
     )
     return (
@@ -355,54 +351,20 @@ def _not_run(clause_id: str, failed: str) -> ClauseResult:
     )
 
 
-def _make_run(
-    target: Any,
-    registry: ToolRegistry | None,
-    *,
-    name: str,
-    level: str,
-    profile: str,
-    seed: int,
-    deadline: float,
-    reasons: Mapping[str, str],
-    database: str | None,
-    runner: DeadlineRunner,
-    replay: bool = True,
-    examples: int | None = None,
-    subject: str = DEFAULT_SUBJECT,
-) -> _Run:
+def _make_run(spec: RunSpec, subject: Subject, reasons: Mapping[str, str]) -> _Run:
     """The run's views, outermost subject first: each builds its trial over the target as it
     sees it, then hands the next subject its view of the target (`Subject.adapt`)."""
-    found = subjects.by_name(subject)
-    mode = found.mode(target, registry)
-    settings = _run_settings(profile, database, replay, examples)
     views: dict[str, _View] = {}
-    seen = target
-    for each in reversed(subjects.chain(found)):
-        spec = RunSpec(
-            target=seen,
-            registry=registry,
-            mode=mode,
-            name=name,
-            level=level,
-            profile=profile,
-            seed=seed,
-            deadline=deadline,
-            settings=settings,
-            runner=runner,
-        )
-        views[each.name] = _View(subject=each, spec=spec, trial=each.trial(spec))
-        seen = each.adapt(seen, mode)
-    innermost = views[subjects.chain(found)[0].name]
+    seen = spec.target
+    for each in reversed(subjects.chain(subject)):
+        view = replace(spec, target=seen)
+        views[each.name] = _View(subject=each, spec=view, trial=each.trial(view))
+        seen = each.adapt(seen, spec.mode)
+    innermost = views[subjects.chain(subject)[0].name]
     return _Run(
-        name=name,
-        mode=mode,
-        level=level,
-        profile=profile,
-        seed=seed,
-        deadline=deadline,
+        spec=spec,
         reasons=reasons,
-        subject=found,
+        subject=subject,
         views=views,
         watched=innermost.subject.watch(innermost.trial),
     )
@@ -421,12 +383,12 @@ def _clause_loop(
     executor between clauses (`_needs_earlier`) and, with `fail_fast`, skipping the rest after
     a failure."""
     results: list[ClauseResult] = []
-    initial = _state_outside(target, run.mode == "white-box")
+    initial = _state_outside(target, run.spec.mode == "white-box")
     for index, clause_id in enumerate(selected, start=1):
         stopped = next((r.id for r in results if r.status in ("fail", "error")), None)
         if started is not None:
             started(clause_id, index, len(selected))
-        now = _state_outside(target, run.mode == "white-box")
+        now = _state_outside(target, run.spec.mode == "white-box")
         changed = sorted(k for k in {*initial, *now} if initial.get(k) != now.get(k))
         result = (
             _not_run(clause_id, stopped)
@@ -544,41 +506,39 @@ def _certify(
     )
     subject = _subject(target, registry)
     selected = select_clauses(level, only, subject)
-    runner = LoopThread() if runner is None else runner
-    run = _make_run(
-        target,
-        registry,
+    found = subjects.by_name(subject)
+    spec = RunSpec(
+        target=target,
+        registry=registry,
+        mode=found.mode(target, registry),
         name=target_name or _target_name(target),
         level=level,
         profile=profile,
         seed=seed,
         deadline=float(deadline),
-        reasons=reasons,
-        database=database,
-        runner=runner,
-        replay=replay,
-        examples=examples,
-        subject=subject,
+        settings=_run_settings(profile, database, replay, examples),
+        runner=LoopThread() if runner is None else runner,
     )
+    run = _make_run(spec, found, reasons)
     try:
         order = subjects.shared_order(selected) if share else selected
         results = _clause_loop(run, target, order, fail_fast, started, finished, progress)
         results.sort(key=lambda result: selected.index(result.id))
     finally:
-        runner.close()
+        spec.runner.close()
     problem = _set_up_problem(results)
     if problem is not None:
         raise SetUpError(problem)
     return Report(
         kit_version=__version__,
         contract_version=catalog.CONTRACT_VERSION,
-        target=run.name,
+        target=spec.name,
         level=level,
         profile=profile,
         seed=seed,
         python=platform.python_version(),
         results=tuple(results),
-        mode=run.mode,
+        mode=spec.mode,
         subject=subject,
         through_one_call_batches=through_clauses(subject, (r.id for r in results)),
     )

@@ -6,24 +6,16 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
+from conformance.policy import judge
 from conformance.policy.checks_decide import Case
 from conformance.policy.harness import SECRET, TOOL, Played, Recorder
-from conformance.policy.judge import (
-    Kit,
-    PolicyViolation,
-    fail_first,
-    names_position,
-    outcome_of,
-    show,
-    status_problem,
-)
 from conformance.policy.oracle import expect
 from polyloop import ActionOutcome, ToolCall
 
 __all__ = ["check_P7", "check_P8", "check_P9", "check_P10", "check_P12"]
 
 
-async def check_P7(kit: Kit, case: Case) -> None:
+async def check_P7(kit: judge.Kit, case: Case) -> None:
     """P7: every listener gets the action's own ToolCall; each handler entry its own plain
     copy of the arguments; only the call's own tool runs."""
     stack = case.stack
@@ -36,7 +28,7 @@ async def check_P7(kit: Kit, case: Case) -> None:
     other = [(s, p) for s, p, c in recorder.seen if c is not call]
     wanted = stack.arguments()
     wrong = [a for a in recorder.handler_args if type(a) is not dict or a != wanted]
-    fail_first(
+    judge.fail_first(
         (
             bool(other),
             f"the {other[0][0] if other else ''} listener at position "
@@ -71,7 +63,7 @@ async def check_P7(kit: Kit, case: Case) -> None:
     )
 
 
-async def check_P8(kit: Kit, case: Case) -> None:
+async def check_P8(kit: judge.Kit, case: Case) -> None:
     """P8: wrappers nest (wrappers[0] outermost), proceed() enters the handler once each, and
     the chain's result maps as a handler's."""
     stack = case.stack
@@ -80,26 +72,26 @@ async def check_P8(kit: Kit, case: Case) -> None:
     entries = recorder.count("call", "handler")
     if want.kind == "nonstr":
         raised = played.raised
-        fail_first(
+        judge.fail_first(
             (
                 not isinstance(raised, TypeError) or TOOL not in str(raised),
                 "a non-str chain result did not raise TypeError naming the tool",
                 f"TypeError naming {TOOL} (E9)",
-                show(played),
+                judge.show(played),
             )
         )
     else:
-        outcome = outcome_of(played, "P8")
-        problem = status_problem(outcome, want)
-        fail_first(
+        outcome = judge.outcome_of(played, "P8")
+        problem = judge.status_problem(outcome, want)
+        judge.fail_first(
             (
                 problem is not None,
                 f"P8: {problem}",
                 f"{want.status.name if want.status else ''} {want.observation!r}",
-                show(played),
+                judge.show(played),
             )
         )
-    fail_first(
+    judge.fail_first(
         (
             entries != want.entries,
             f"the handler was entered {entries} times",
@@ -124,14 +116,14 @@ async def check_P8(kit: Kit, case: Case) -> None:
                 firsts[inner] < firsts[outer]
                 or (outer in ends and inner in ends and ends[inner] > ends[outer])
             ):
-                raise PolicyViolation(
+                raise judge.PolicyViolation(
                     f"wrapper {inner} is not nested inside wrapper {outer}",
                     expected="wrappers[0] outermost: it starts first and ends last",
                     actual=f"trace {trace}",
                 )
 
 
-async def check_P9(kit: Kit, case: Case) -> None:
+async def check_P9(kit: judge.Kit, case: Case) -> None:
     """P9: cancelled at any stage, the running listener is sent the cancellation and awaited,
     nothing runs afterwards, and execute raises CancelledError. Cancellations the caller's task
     swallowed before it called execute are not this call's: the call then runs as the stack says,
@@ -148,12 +140,12 @@ async def check_P9(kit: Kit, case: Case) -> None:
     got = ("cancelled", stage, position) in after
     ended = ("end", stage, position) in trace[mark : played.end_mark]
     late = [e for e in after if e[0] == "call" and e[1] in ("handler", "post")]
-    fail_first(
+    judge.fail_first(
         (
             not isinstance(played.raised, asyncio.CancelledError),
             "execute did not raise CancelledError after it was cancelled",
             "CancelledError",
-            show(played),
+            judge.show(played),
         ),
         (
             bool(late),
@@ -183,39 +175,39 @@ def _check_not_cancelled(case: Case, recorder: Recorder, played: Played) -> None
     want = expect(case.stack)
     stale = case.schedule.stale
     if isinstance(played.raised, asyncio.CancelledError):
-        raise PolicyViolation(
+        raise judge.PolicyViolation(
             f"execute raised CancelledError though nothing cancelled the task while it ran "
             f"(the task had swallowed {stale} cancellation{'s' if stale > 1 else ''} before it "
             "called execute)",
             expected=f"{_wanted(want)}, as in a fresh task",
-            actual=f"{show(played)}; trace {recorder.trace}",
+            actual=f"{judge.show(played)}; trace {recorder.trace}",
         )
-    outcome = outcome_of(played, "P9")
-    problem = status_problem(outcome, want)
+    outcome = judge.outcome_of(played, "P9")
+    problem = judge.status_problem(outcome, want)
     entries = recorder.count("call", "handler")
-    fail_first(
+    judge.fail_first(
         (
             problem is not None or entries != want.entries,
             f"a call made after its task swallowed an earlier cancellation ended otherwise: "
             f"{problem or f'the handler was entered {entries} times'}",
             f"{_wanted(want)}, handler entered {want.entries} times, as in a fresh task",
-            f"{show(played)}; trace {recorder.trace}",
+            f"{judge.show(played)}; trace {recorder.trace}",
         )
     )
 
 
-async def check_P10(kit: Kit, case: Case) -> None:
+async def check_P10(kit: judge.Kit, case: Case) -> None:
     """P10: post-processors reshape EXECUTED outcomes in order; a failing one withholds the
     observation behind a fixed sentence naming its position (and class)."""
     stack = case.stack
     recorder, played = await kit.run(stack, case.schedule)
     want = expect(stack)
-    outcome = outcome_of(played, "P10")
+    outcome = judge.outcome_of(played, "P10")
     inputs = tuple(text for _, text in recorder.post_inputs)
-    problem = status_problem(outcome, want)
+    problem = judge.status_problem(outcome, want)
     called = [p for e, s, p in recorder.trace if e == "call" and s == "post"]
-    fail_first(
-        (problem is not None, f"P10: {problem}", _wanted(want), show(played)),
+    judge.fail_first(
+        (problem is not None, f"P10: {problem}", _wanted(want), judge.show(played)),
         (
             len(called) != want.posts,
             f"post-processors called: {called}",
@@ -233,40 +225,40 @@ async def check_P10(kit: Kit, case: Case) -> None:
         return
     text = str(outcome.observation)
     leaked = [i for i in want.post_inputs if i and i in text]
-    fail_first(
+    judge.fail_first(
         (
-            not names_position(text, want.fault),
+            not judge.names_position(text, want.fault),
             f"the sentence does not name post-processor position {want.fault}",
             f"the position {want.fault}",
-            show(played),
+            judge.show(played),
         ),
         (
             want.fault_class is not None and want.fault_class not in text,
             f"the sentence does not name {want.fault_class}",
             f"the class {want.fault_class}",
-            show(played),
+            judge.show(played),
         ),
         (
             SECRET in text,
             "the sentence holds the exception's message",
             "never the message",
-            show(played),
+            judge.show(played),
         ),
         (
             bool(leaked),
             "the withheld sentence holds an unprocessed observation",
             "never the observation it was to reshape",
-            show(played),
+            judge.show(played),
         ),
     )
     _, other = await kit.run(replace(stack, ident=stack.ident + 1))
     again = other.returned
-    fail_first(
+    judge.fail_first(
         (
             isinstance(again, ActionOutcome) and again.observation != text,
             "the withheld sentence is not fixed",
             repr(text),
-            show(other),
+            judge.show(other),
         )
     )
 
@@ -279,7 +271,7 @@ def _wanted(want: object) -> str:
     )
 
 
-async def check_P12(kit: Kit, case: Case) -> None:
+async def check_P12(kit: judge.Kit, case: Case) -> None:
     """P12: the same stack gives the same outcome whatever order its listeners finish in."""
     _, first = await kit.run(case.stack, case.schedule)
     _, second = await kit.run(case.stack, case.second)
@@ -288,11 +280,11 @@ async def check_P12(kit: Kit, case: Case) -> None:
         same = type(first.raised) is type(second.raised)
     else:
         same = one == two
-    fail_first(
+    judge.fail_first(
         (
             not same,
             "the outcome depends on the order in which listeners finished",
-            f"{show(first)} (with {case.schedule.describe()})",
-            f"{show(second)} (with {case.second.describe()})",
+            f"{judge.show(first)} (with {case.schedule.describe()})",
+            f"{judge.show(second)} (with {case.second.describe()})",
         )
     )
