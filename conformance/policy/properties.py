@@ -203,9 +203,9 @@ PROPERTIES: dict[str, PolicyProperty] = {
                 )
             ),
             r.check_P8,
-            Case(Stack(wrappers=("pass", "short"))),
             Case(Stack(wrappers=("retry",), handler="raise")),
             Case(Stack(wrappers=("pass", "pass"), handler="env")),
+            Case(Stack(wrappers=("pass", "short"))),
         ),
         _p(
             "P9",
