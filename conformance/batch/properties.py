@@ -47,6 +47,8 @@ _TRAPS: dict[str, list[Any]] = {
         _s(),
         _s(C("safe"), C("safe"), cap=2, order=(1,)),
         _s(C("excl"), C("bad"), C("safe")),
+        # past 256 calls, where CPython stops caching ints: a count compared with `is` never ends
+        _s(*(C("safe"),) * 300, cap=4),
     ],
     "B2": [
         _s(C("safe"), C("safe"), cap=2, journal="fast", order=(1,)),
@@ -73,7 +75,12 @@ _TRAPS: dict[str, list[Any]] = {
         _s(C("excl"), C("safe"), cap=4),
         _s(C("safe"), C("finish"), cap=4),
     ],
-    "B7": [_s(C("safe"), C("safe"), C("safe"), cap=2), _s(C("safe"), C("safe"), cap=1)],
+    "B7": [
+        _s(C("safe"), C("safe"), C("safe"), cap=2),
+        _s(C("safe"), C("safe"), cap=1),
+        # past 256, where CPython stops caching ints: `len(running) is cap` never holds
+        _s(*(C("safe"),) * 300, cap=257),
+    ],
     "B8": [
         _s(C("safe"), C("safe"), C("safe"), cap=2, order=(0,)),
         _s(C("safe"), C("safe"), C("safe"), C("safe"), cap=2, order=(1, 0)),

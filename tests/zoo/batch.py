@@ -54,6 +54,21 @@ class NeverEndsABatch(ZooBatch):
             await asyncio.sleep(0)
 
 
+class _EndsOnIdenticalCount(_Batch):
+    def done(self) -> bool:
+        return not self.running and (self.next is self.count or self.stop is not None)
+
+
+class CountComparedByIdentity(ZooBatch):
+    """Ends the batch when the next call's index *is* the call count: past 256 calls the two
+    ints are never the same object, so the batch never returns once every handler has ended
+    (B1). polyloop's `_Batch.run` with ``>=`` turned into ``is`` survived the kit before its
+    300-call traps."""
+
+    VIOLATES = ("B1",)
+    BATCH = _EndsOnIdenticalCount
+
+
 class RaisesWithNothingToStopIt(ZooBatch):
     """With a journal, records each call as started and then skips it, as if a stop had come
     (an inverted stop test after `started`); building the "not run" text then finds no stop,
@@ -268,6 +283,19 @@ class CapOffByOne(ZooBatch):
 
     def room(self, running: int, safe: bool, exclusive_running: bool) -> bool:
         if exclusive_running or running > self.cap:
+            return False
+        return safe or running == 0
+
+
+class CapComparedByIdentity(ZooBatch):
+    """Compares the running count with the cap by identity (``is`` where ``>=`` was meant):
+    CPython caches the ints up to 256 only, so with max_concurrency=257 the cap never holds
+    (B7)."""
+
+    VIOLATES = ("B7",)
+
+    def room(self, running: int, safe: bool, exclusive_running: bool) -> bool:
+        if exclusive_running or running is self.cap:
             return False
         return safe or running == 0
 
@@ -747,6 +775,7 @@ class MissingSyntheticResults(ZooBatch):
 BROKEN_BATCH: tuple[type[ZooBatch], ...] = (
     ReturnsAList,
     NeverEndsABatch,
+    CountComparedByIdentity,
     RaisesWithNothingToStopIt,
     ReturnsCompletionOrder,
     CommitsInCompletionOrder,
@@ -759,6 +788,7 @@ BROKEN_BATCH: tuple[type[ZooBatch], ...] = (
     EverythingConcurrent,
     ReadsRaceAheadOfWrite,
     CapOffByOne,
+    CapComparedByIdentity,
     FixedWindows,
     TruthyClassification,
     ClassifiesAgain,

@@ -161,7 +161,7 @@ class _Batch:
                     await self.commit_ready()
                 if self.fault is not None:
                     break
-                if not self.running and (self.next >= self.count or self.stop is not None):
+                if self.done():
                     break
                 await self.wait()
         except BaseException as error:  # a journal fault while committing
@@ -177,6 +177,10 @@ class _Batch:
         if self.stop == "cancel":
             raise asyncio.CancelledError()
         return tuple(o for o in self.outcomes if o is not None)
+
+    def done(self) -> bool:
+        """Nothing runs, and nothing more will be entered."""
+        return not self.running and (self.next >= self.count or self.stop is not None)
 
     def fill(self) -> None:
         while self.next < self.count and not self.pending_start:
