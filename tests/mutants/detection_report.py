@@ -140,10 +140,13 @@ def _batch_intro(partial: bool) -> list[str]:
         "profile='ci', seed=0, fail_fast=True)`, white-box (the class is the factory, called "
         "`factory(registry, max_concurrency=N)`), stopping at the first clause that fails; "
         "when every B clause passes, the same over `<V/E clauses>`, checked through one-call "
-        "batches (B4). A survivor is certified again at level `hardened` on those V/E clauses "
+        "batches (B4), then `certify(batch_policy_factory, only=<P clauses>, ...)`: the batch "
+        "with a `ToolPolicy` in force (`registry.batch_executor(max_concurrency=N, "
+        "policy=policy)`), whose deciding stages run only then (P11 is the batch's own policy "
+        "clause). A survivor is certified again at level `hardened` on the V/E clauses "
         "only (B1–B18 have no hostile-object traps; `hardened` checks them as `strict` does): "
-        "killed only there, it is kind `hardening`. `<clauses>` are the clauses whose "
-        "reference run executes the mutated statement;",
+        "killed only there, it is kind `hardening`. "
+        "`<clauses>` are the clauses whose reference run executes the mutated statement;",
         "- **tests**: `pytest -x` over polyloop's own library tests (`tests/test_*.py`) whose "
         "reference run executes the mutated statement, fastest first.",
         "",

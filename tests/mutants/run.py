@@ -28,9 +28,11 @@ no longer matches a mutant) fails the run, so that list only shrinks.
 only=<reachable B clauses>, level="strict", profile="ci", seed=0, fail_fast=True)`, then, when
 that passes, the reachable V/E clauses through one-call batches the same way (a survivor is
 certified again at level ``hardened`` on those: B1–B18 have no hostile-object traps, so
-``hardened`` checks them exactly as ``strict`` does). Its results, logs, reach cache and
-equivalent list (`tests/mutants/equivalent_batch.toml`) are its own; its report is its own
-section of `docs/detection.md`, which each subject rewrites alone (`detection_report.py`).
+``hardened`` checks them exactly as ``strict`` does), then the reachable P clauses on
+`batch_policy_factory`, the batch with a policy in force (its deciding stages run only then).
+Its results, logs, reach cache and equivalent list (`tests/mutants/equivalent_batch.toml`) are
+its own; its report is its own section of `docs/detection.md`, which each subject rewrites
+alone (`detection_report.py`).
 
 `--subject recovery` (issue 34) mutates `polyloop/durable/_run.py` and `_store.py` (`run_durable`
 and `SqliteJournalStore`, contract section 12). The kit judge is `certify(conformance.recovery.
@@ -166,6 +168,10 @@ BATCH_PATH_FUNCTIONS = {
         "_Batch._resolve_not_entered",
         "_Batch._not_run_text",
         "_Batch._deciding_busy",
+        "_Batch._decide_all",
+        "_Batch._deciding_was_cancelled",
+        "_Batch._attempt_chain",
+        "_Batch._attempt_chain.cancelled",
     },
 }
 """The scheduling path (issue 20): what `RegistryBatchExecutor.execute_batch` runs — its own
@@ -182,11 +188,11 @@ The class bodies (`__slots__`, the `stopping` property) are on it too: `execute_
 - the `registry` and `max_concurrency` properties, `parameters` and `__repr__`: R9's accessors
   and reproducibility parameters, which `execute_batch` never reads (it holds the inner
   `RegistryExecutor` and the cap in its slots);
-- `_NotEntered.<body>`: a docstring only; the marker's identity is made at import (`<module>`);
-- the policy stages (`_decide_all`, `_deciding_was_cancelled`, `_attempt_chain`, section 11):
-  they run only with a `ToolPolicy` in force, and the batch judge certifies the executor without
-  one, so the policy tests judge them (`tests/test_policy*.py`). `_deciding_busy` is read on
-  every batch's loop, so it is on the path.
+- `_NotEntered.<body>`: a docstring only; the marker's identity is made at import (`<module>`).
+
+The batch's policy stages (`_decide_all`, `_deciding_was_cancelled`, `_attempt_chain`, section
+11) are on the path too: they run only with a `ToolPolicy` in force, so the kit judge certifies
+`batch_policy_factory` on P1-P12 for them (P11 is the batch's own policy clause).
 
 What `execute_batch` calls in `polyloop/tools.py` (`_admit`, `_run`, `_map_exception`,
 `_map_result`, `_exception_name`) is the executor subject's path, mutated there."""
@@ -201,10 +207,6 @@ BATCH_OFF_PATH = {
         "RegistryBatchExecutor.max_concurrency",
         "RegistryBatchExecutor.parameters",
         "RegistryBatchExecutor.__repr__",
-        "_Batch._decide_all",
-        "_Batch._deciding_was_cancelled",
-        "_Batch._attempt_chain",
-        "_Batch._attempt_chain.cancelled",
     },
 }
 """Every function of `polyloop/batch.py` is on `BATCH_PATH_FUNCTIONS` or here (a test checks
@@ -371,6 +373,12 @@ def policy_factory(registry: Any, policy: Any) -> Any:
     return registry.executor(policy=policy)
 
 
+def batch_policy_factory(registry: Any, policy: Any, max_concurrency: int = 10) -> Any:
+    """The batch policy factory the batch subject's kit judge certifies on P1–P12 (P11
+    included): the batch's own deciding stages run only with a policy in force."""
+    return registry.batch_executor(max_concurrency=max_concurrency, policy=policy)
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Subject:
     """What one `--subject` mutates, how its kit judge certifies it, and where it writes."""
@@ -412,7 +420,7 @@ SUBJECTS = {
         name="batch",
         modules=BATCH_MODULES,
         target="RegistryBatchExecutor",
-        clause_kinds="BVE",
+        clause_kinds="BVEP",
         equivalent_file=ROOT / "tests" / "mutants" / "equivalent_batch.toml",
         results=CACHE_DIR / "results-batch.json",
         logs=CACHE_DIR / "logs-batch",
@@ -863,9 +871,10 @@ def _batch_kit_verdict(
     mutant: Mutant, clauses: Sequence[str], functions: Sequence[types.FunctionType]
 ) -> dict[str, Any]:
     """Certify the (mutated) RegistryBatchExecutor on its reachable B clauses, then, if they
-    pass, on its reachable V/E clauses through one-call batches; each `certify` stops at the
-    first clause that fails. A survivor is certified again at level ``hardened`` on the V/E
-    clauses only: that level adds hostile objects to V/E's scenarios and nothing to B1–B18."""
+    pass, on its reachable V/E clauses through one-call batches, then `batch_policy_factory` on
+    its reachable P clauses; each `certify` stops at the first clause that fails. A survivor
+    is certified again at level ``hardened`` on the V/E clauses only: that level adds hostile
+    objects to V/E's scenarios and nothing to B1–B18 or P1-P12."""
     if not patch_in_place(mutant, functions):
         fresh_import(mutant)
     try:
@@ -873,15 +882,14 @@ def _batch_kit_verdict(
         from polyloop import RegistryBatchExecutor
     except Exception as exc:
         return {"status": "killed", "clause": "import", "detail": repr(exc)[:300]}
-    ordered = list(clauses)
-    batch = [c for c in ordered if c.startswith("B")]
-    through = [c for c in ordered if not c.startswith("B")]
-    for group in (batch, through):
+    batch = [c for c in clauses if c.startswith("B")]
+    through = [c for c in clauses if c[0] in "VE"]
+    policed = [c for c in clauses if c.startswith("P")]
+    groups = ((RegistryBatchExecutor, batch), (RegistryBatchExecutor, through))
+    for factory, group in (*groups, (batch_policy_factory, policed)):
         if not group:
             continue
-        report = certify(
-            RegistryBatchExecutor, only=group, level="strict", profile="ci", seed=0, fail_fast=True
-        )
+        report = certify(factory, only=group, level="strict", profile="ci", seed=0, fail_fast=True)
         if not report.passed:
             return {"status": "killed", "clause": report.failed_ids()[0]}
     if through:
@@ -1013,6 +1021,8 @@ def _clause_reach(clause: str) -> dict[str, Any]:
     from conformance import certify
 
     subject_target = target()
+    if SUBJECT.name == "batch" and clause.startswith("P"):
+        subject_target = batch_policy_factory  # the batch with a policy in force
     try:
         report = certify(subject_target, only=[clause], level="strict", profile="ci", seed=0)
     except ValueError:
@@ -1158,7 +1168,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=tuple(SUBJECTS),
         default="executor",
         help="executor: polyloop/tools.py, _json.py, types.py judged by certify(RegistryExecutor); "
-        "batch: polyloop/batch.py judged by certify(RegistryBatchExecutor) on B1-B18; "
+        "batch: polyloop/batch.py judged by certify(RegistryBatchExecutor) on B1-B18 (and V/E, "
+        "and P1-P12 on batch_policy_factory); "
         "policy: the policy stages of polyloop/tools.py and polyloop/policy.py judged by "
         "certify(policy_factory) on P1-P12; "
         "recovery: polyloop/durable/_run.py, _store.py judged by "

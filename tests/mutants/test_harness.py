@@ -34,6 +34,7 @@ from run import (
     _recovery_kit_verdict,
     _scopes,
     annotation_only,
+    batch_policy_factory,
     code_patches,
     expose_to_children,
     functools_partial,
@@ -438,18 +439,24 @@ def test_batch_out_of_reach_mutants_are_another_python_s(tmp_path: Path) -> None
     assert "a power loss" in (tmp_path / "detection.md").read_text()
 
 
-def test_batch_subject_keeps_the_policy_code_the_policy_subject_never_mutates() -> None:
+def test_batch_subject_judges_its_own_policy_code_on_a_batch_policy_factory() -> None:
     """Unlike the executor's policy stages (`POLICY_OWNED`), nothing of polyloop/batch.py is
     left to the policy subject: it mutates tools.py and policy.py only and certifies a plain
-    executor (P11 is skipped there), so it would judge none of the batch's deciding code. Those
-    mutants stay in the batch subject's population, listed as survivors with their reason."""
+    executor (P11 is skipped there). So the batch subject keeps its deciding stages on its own
+    path and its kit judge certifies them on P1-P12 through `batch_policy_factory`, which the
+    kit claims as a batch policy factory (P11 is checked on it)."""
+    from conformance.policy.subject import policy_parameter, takes_cap
+
     batch, policy = SUBJECTS["batch"], SUBJECTS["policy"]
     assert batch.left_to is None and batch.population is None
     assert "polyloop/batch.py" not in policy.modules
     assert policy.population is not None and "polyloop/batch.py" not in policy.population
     assert policy.target == "policy_factory"
-    assert "_Batch._deciding_busy" in BATCH_PATH_FUNCTIONS["polyloop/batch.py"]
-    assert {"_Batch._decide_all", "_Batch._attempt_chain"} <= BATCH_OFF_PATH["polyloop/batch.py"]
+    deciding = {"_Batch._decide_all", "_Batch._attempt_chain", "_Batch._deciding_busy"}
+    assert deciding <= BATCH_PATH_FUNCTIONS["polyloop/batch.py"]
+    assert not deciding & BATCH_OFF_PATH["polyloop/batch.py"]
+    assert "P" in batch.clause_kinds
+    assert policy_parameter(batch_policy_factory) is not None and takes_cap(batch_policy_factory)
 
 
 def test_batch_path_functions_name_real_functions_of_batch_py() -> None:
