@@ -372,7 +372,6 @@ def _make_run(spec: RunSpec, subject: Subject, reasons: Mapping[str, str]) -> _R
 
 def _clause_loop(
     run: _Run,
-    target: Any,
     selected: tuple[str, ...],
     fail_fast: bool,
     started: Callable[[str, int, int], None] | None,
@@ -383,12 +382,13 @@ def _clause_loop(
     executor between clauses (`_needs_earlier`) and, with `fail_fast`, skipping the rest after
     a failure."""
     results: list[ClauseResult] = []
-    initial = _state_outside(target, run.spec.mode == "white-box")
+    target, white_box = run.spec.target, run.spec.mode == "white-box"
+    initial = _state_outside(target, white_box)
     for index, clause_id in enumerate(selected, start=1):
         stopped = next((r.id for r in results if r.status in ("fail", "error")), None)
         if started is not None:
             started(clause_id, index, len(selected))
-        now = _state_outside(target, run.spec.mode == "white-box")
+        now = _state_outside(target, white_box)
         changed = sorted(k for k in {*initial, *now} if initial.get(k) != now.get(k))
         result = (
             _not_run(clause_id, stopped)
@@ -522,7 +522,7 @@ def _certify(
     run = _make_run(spec, found, reasons)
     try:
         order = subjects.shared_order(selected) if share else selected
-        results = _clause_loop(run, target, order, fail_fast, started, finished, progress)
+        results = _clause_loop(run, order, fail_fast, started, finished, progress)
         results.sort(key=lambda result: selected.index(result.id))
     finally:
         spec.runner.close()
